@@ -1,0 +1,37 @@
+# Two commands: `make lab` opens the course, `make test` runs the whole suite.
+# Both create .venv on first use and reinstall only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# Notebooks checked by nbval: every course notebook, and the solutions once there are some.
+NOTEBOOKS := notebooks $(wildcard solutions/*.ipynb)
+LAB_ARGS ?=
+
+.PHONY: lab test setup lint notebooks clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+
+# The tests always run on the simulated backend, whatever keys this shell holds.
+test: setup lint
+	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest tests --nbval --nbval-current-env $(NOTEBOOKS)
+
+lint: setup
+	$(BIN)/ruff check agentlab tests
+
+# Re-run every course notebook in place, storing fresh outputs (then review the diff).
+notebooks: setup
+	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb $(wildcard solutions/*.ipynb)
+
+clean:
+	rm -rf $(VENV)
