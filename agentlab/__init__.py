@@ -5,7 +5,7 @@ planners (who writes the plan), run (the loop that ties them together), trace
 (what the loop records).
 """
 
-from agentlab.agents import STUB_TEAM, Agent
+from agentlab.agents import STUB_TEAM, Agent, Work
 from agentlab.llm import describe_backend
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
@@ -23,6 +23,7 @@ __all__ = [
     "Run",
     "Step",
     "Trace",
+    "Work",
     "describe_backend",
     "orchestrate",
     "run_plan",

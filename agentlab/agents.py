@@ -1,7 +1,9 @@
 """Executors: agents that each do one kind of step well.
 
 An `Agent` is a role plus a function `act(step, context) -> output`, where
-`context` maps the id of each dependency to its output. Here the four roles of
+`context` maps the id of each dependency to its output. The output is plain
+text, or a `Work` when the agent also wants to report how long the step took
+on the virtual clock and what it cost (model-backed agents do). Here the four roles of
 notebook 01 are stubs with canned behaviour and no model behind them: the point
 is the control flow, which stays the same when a real model fills each box.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agentlab.plan import Step
 
@@ -17,16 +20,33 @@ Context = Mapping[str, str]
 
 
 @dataclass(frozen=True)
+class Work:
+    """An agent's output with its cost: virtual `seconds` taken (None: use the
+    agent's default) and `usage` (token counts, when a model did the work)."""
+
+    output: str
+    seconds: float | None = None
+    usage: Any = None
+
+
+@dataclass(frozen=True)
 class Agent:
     """A role-specialised executor. `seconds` is its step time on the virtual clock."""
 
     role: str
-    act: Callable[[Step, Context], str]
+    act: Callable[[Step, Context], str | Work]
     seconds: float = 1.0
     description: str = ""
 
-    def __call__(self, step: Step, context: Context) -> str:
-        return self.act(step, context)
+    def __call__(self, step: Step, context: Context) -> Work:
+        """Do the step; always returns a Work (plain text is wrapped)."""
+        result = self.act(step, context)
+        if isinstance(result, str):
+            result = Work(result)
+        if not isinstance(result, Work) or not isinstance(result.output, str):
+            raise TypeError(f"the {self.role} agent returned {type(result).__name__}, not text or Work")
+        seconds = self.seconds if result.seconds is None else result.seconds
+        return Work(result.output, seconds, result.usage)
 
 
 # --- the four stub specialists --------------------------------------------------

@@ -3,8 +3,8 @@
 `run_plan` walks a plan in dependency order. Each step goes to the agent for
 its role, together with the outputs of the steps it depends on (its context).
 The final step's output is the deliverable. Every state change lands in the
-trace, timed on a virtual clock: a step takes its declared `duration`, or its
-agent's `seconds`.
+trace, timed on a virtual clock: a step takes its declared `duration`, else
+the seconds its agent reports (see `agents.Work`), else the agent's default.
 
 If a step fails (its agent raises, or returns something that is not text), the
 run stops cleanly: the outputs finished so far are kept, the steps that never
@@ -49,7 +49,8 @@ class Run:
         return head + (f" - {self.reason}" if self.reason else "")
 
     def __str__(self) -> str:
-        return f"Task: {self.task}\n{self.plan}\n\n{self.trace}\n\n{self.summary()}\nDeliverable: {self.deliverable}"
+        parts = [f"Task: {self.task}", str(self.plan), "", str(self.trace), "", self.summary()]
+        return "\n".join(parts) + f"\nDeliverable: {self.deliverable}"
 
     def _repr_html_(self) -> str:
         deliverable = html.escape(str(self.deliverable)).replace("\n", "<br>")
@@ -74,17 +75,16 @@ def run_plan(plan: Plan, team: Mapping[str, Agent] = STUB_TEAM, task: str = "") 
         agent = team[step.role]
         context = {dep: run.outputs[dep] for dep in step.depends_on}
         run.trace.add(Event(clock, "started", step.id, step.role, step.depends_on, step.instruction))
-        clock += agent.seconds if step.duration is None else step.duration
         try:
-            output = agent(step, context)
-            if not isinstance(output, str):
-                raise TypeError(f"the {step.role} agent returned {type(output).__name__}, not text")
+            work = agent(step, context)
         except Exception as e:  # a failing agent must not lose the run's partial results
             problem = f"{type(e).__name__}: {e}"
+            clock += agent.seconds if step.duration is None else step.duration
             run.trace.add(Event(clock, "failed", step.id, step.role, step.depends_on, problem))
             return _stop(run, clock, f"step {step.id!r} ({step.role}) failed: {problem}")
-        run.outputs[step.id] = output
-        run.trace.add(Event(clock, "finished", step.id, step.role, step.depends_on, output))
+        clock += work.seconds if step.duration is None else step.duration
+        run.outputs[step.id] = work.output
+        run.trace.add(Event(clock, "finished", step.id, step.role, step.depends_on, work.output))
 
     run.status = "done"
     return run
