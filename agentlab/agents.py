@@ -22,11 +22,12 @@ Context = Mapping[str, str]
 @dataclass(frozen=True)
 class Work:
     """An agent's output with its cost: virtual `seconds` taken (None: use the
-    agent's default) and `usage` (token counts, when a model did the work)."""
+    agent's default) and the model `calls` it made (`llm.Completion`s), which the
+    run rolls up into usage per role and per model."""
 
     output: str
     seconds: float | None = None
-    usage: Any = None
+    calls: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class Agent:
         if not isinstance(result, Work) or not isinstance(result.output, str):
             raise TypeError(f"the {self.role} agent returned {type(result).__name__}, not text or Work")
         seconds = self.seconds if result.seconds is None else result.seconds
-        return Work(result.output, seconds, result.usage)
+        return Work(result.output, seconds, tuple(result.calls))
 
 
 # --- the four stub specialists --------------------------------------------------

@@ -1,9 +1,21 @@
-"""The model layer. For now: which backend the kit would use, said in one line.
+"""The model layer: one interface (`base`), and which backend is active (`backend`).
 
 The simulated model and the Claude backend arrive with notebook 03; until then
-every notebook runs on stubs, and importing the kit never needs a key.
+every notebook runs on stubs. Importing the kit never needs a key.
 """
 
 from agentlab.llm.backend import BACKENDS, choose_backend, describe_backend
+from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage
 
-__all__ = ["BACKENDS", "choose_backend", "describe_backend"]
+__all__ = [
+    "BACKENDS",
+    "LLM",
+    "Completion",
+    "Message",
+    "ModelError",
+    "Tool",
+    "ToolCall",
+    "Usage",
+    "choose_backend",
+    "describe_backend",
+]

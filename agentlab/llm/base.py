@@ -1,0 +1,93 @@
+"""One interface for every model the kit talks to.
+
+A call takes a system prompt, Anthropic-style messages, optional tools and an
+optional JSON Schema, and returns a `Completion`: the text, the parsed JSON (when
+a schema was given), any tool calls, the token usage, the latency and the model
+name. The simulator, Claude, and a replayed recording all answer this way, so
+the rest of the kit never asks which one it is talking to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
+
+
+class ModelError(RuntimeError):
+    """A model call failed for good (API error after retries, or output that never parsed)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts for one call, or a sum of calls (`a + b`)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool offered to a model: its name, what it does, and its input JSON Schema."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The model asks for tool `name` with `args`; `id` ties the result back to the call."""
+
+    id: str
+    name: str
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What one model call returned. `latency` is virtual seconds for the simulator,
+    wall-clock seconds for a real model."""
+
+    text: str
+    model: str
+    backend: str
+    usage: Usage = field(default_factory=Usage)
+    latency: float = 0.0
+    data: Any = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    stop_reason: str = "end_turn"
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """Anything that can complete a request: SimulatedLLM, AnthropicLLM, a replayer."""
+
+    backend: str
+
+    def complete(
+        self,
+        *,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] = (),
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion: ...
