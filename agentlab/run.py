@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentlab.agents import STUB_TEAM, Agent
 from agentlab.plan import Plan, PlanError
@@ -33,6 +34,7 @@ class Run:
     trace: Trace = field(default_factory=Trace)
     status: str = "running"  # then "done" or "failed"
     reason: str = ""
+    calls: list[tuple[str, str, Any]] = field(default_factory=list)  # (step id, role, llm.Completion)
 
     @property
     def deliverable(self) -> str | None:
@@ -84,6 +86,7 @@ def run_plan(plan: Plan, team: Mapping[str, Agent] = STUB_TEAM, task: str = "") 
             return _stop(run, clock, f"step {step.id!r} ({step.role}) failed: {problem}")
         clock += work.seconds if step.duration is None else step.duration
         run.outputs[step.id] = work.output
+        run.calls.extend((step.id, step.role, call) for call in work.calls)
         run.trace.add(Event(clock, "finished", step.id, step.role, step.depends_on, work.output))
 
     run.status = "done"
