@@ -5,7 +5,17 @@ every notebook runs on stubs. Importing the kit never needs a key.
 """
 
 from agentlab.llm.backend import BACKENDS, choose_backend, describe_backend
-from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage
+from agentlab.llm.base import (
+    LLM,
+    Completion,
+    Message,
+    ModelError,
+    Tool,
+    ToolCall,
+    Usage,
+    assistant_message,
+    tool_results_message,
+)
 
 __all__ = [
     "BACKENDS",
@@ -16,6 +26,8 @@ __all__ = [
     "Tool",
     "ToolCall",
     "Usage",
+    "assistant_message",
     "choose_backend",
     "describe_backend",
+    "tool_results_message",
 ]

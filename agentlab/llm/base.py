@@ -91,3 +91,25 @@ class LLM(Protocol):
         model: str | None = None,
         max_tokens: int = 1024,
     ) -> Completion: ...
+
+
+def assistant_message(completion: Completion) -> dict[str, Any]:
+    """The assistant turn to append to the history after `completion`, in Anthropic's block format."""
+    blocks: list[dict[str, Any]] = []
+    if completion.text:
+        blocks.append({"type": "text", "text": completion.text})
+    for call in completion.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.args)})
+    return {"role": "assistant", "content": blocks}
+
+
+def tool_results_message(results: Mapping[str, str], errors: Sequence[str] = ()) -> dict[str, Any]:
+    """The user turn that answers tool calls: `results` maps a tool-call id to its output text;
+    ids in `errors` are marked as failed calls, so the model can see and correct them."""
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": call_id in errors}
+            for call_id, text in results.items()
+        ],
+    }
