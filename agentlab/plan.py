@@ -125,6 +125,28 @@ class Plan:
         """The synthesis step: the last one in topological order. Its output is the deliverable."""
         return self.topological_order()[-1]
 
+    def critical_path(self, durations: Mapping[str, float]) -> tuple[list[str], float]:
+        """The longest chain of dependencies, by summed duration: (step ids in order, its length).
+
+        No schedule can finish sooner than this chain, however many workers it has.
+        Ties go to the step written first, so the answer is the same on every run.
+        """
+        check_durations(self, durations, "critical_path")
+        depends_on = {s.id: s.depends_on for s in self.steps}
+        finish: dict[str, float] = {}  # earliest finish of each step with unlimited workers
+        before: dict[str, str | None] = {}  # the dependency that finishes last: the chain runs through it
+        for step_id in nx.topological_sort(self.to_networkx()):
+            last = max(depends_on[step_id], key=lambda d: finish[d], default=None)  # first of equals wins
+            finish[step_id] = (0.0 if last is None else finish[last]) + durations[step_id]
+            before[step_id] = last
+        end: str | None = max(self.ids, key=lambda i: finish[i])
+        length = finish[end]
+        chain = []
+        while end is not None:
+            chain.append(end)
+            end = before[end]
+        return chain[::-1], length
+
     def to_networkx(self) -> nx.DiGraph:
         """A DiGraph with an edge dependency -> dependant; node attributes hold the Step."""
         g = nx.DiGraph()
@@ -273,6 +295,16 @@ def _validate(steps: tuple[Step, ...], roles: frozenset[str] | None) -> None:
     cycle = _find_cycle(steps)
     if cycle:
         raise PlanError(f"the plan has a cycle: {' -> '.join(cycle + [cycle[0]])}")
+
+
+def check_durations(plan: Plan, durations: Mapping[str, float], needed_by: str) -> None:
+    """Every step of `plan` needs a duration, a number >= 0; `needed_by` names who asked."""
+    for s in plan.steps:
+        if s.id not in durations:
+            raise PlanError(f"{needed_by} needs a duration for step {s.id!r}")
+        d = durations[s.id]
+        if isinstance(d, bool) or not isinstance(d, int | float) or d < 0:
+            raise PlanError(f"the duration of step {s.id!r} must be a number >= 0, got {d!r}")
 
 
 def _check_types(s: Step) -> None:
