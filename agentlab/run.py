@@ -61,6 +61,15 @@ class Run:
         return self.outputs.get(self.plan.final_step.id)
 
     @property
+    def step_status(self) -> dict[str, str]:
+        """Where each step ended up: "done", "failed", "skipped", or "pending" (not reached yet)."""
+        status = {step_id: "pending" for step_id in self.plan.ids}
+        for event in self.trace:
+            if event.kind in ("finished", "failed", "skipped"):
+                status[event.step_id] = "done" if event.kind == "finished" else event.kind
+        return status
+
+    @property
     def elapsed(self) -> float:
         """Seconds (on the run's clock) from the start of the run to its last event: the makespan."""
         return max((e.time for e in self.trace), default=0.0)

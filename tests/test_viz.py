@@ -1,0 +1,128 @@
+"""Pictures of plans and runs: right layout, right colours, the critical path where it belongs."""
+
+import random
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: no window, no display needed
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.colors import to_rgba  # noqa: E402
+
+from agentlab.agents import STUB_TEAM, Agent  # noqa: E402
+from agentlab.plan import Plan, Step  # noqa: E402
+from agentlab.planners import stub_planner  # noqa: E402
+from agentlab.run import run_plan  # noqa: E402
+from agentlab.schedule import step_durations, virtual_schedule  # noqa: E402
+from agentlab.viz import (  # noqa: E402
+    CRITICAL,
+    EXTRA_COLOURS,
+    ROLE_COLOURS,
+    STATUS_COLOURS,
+    draw_plan,
+    draw_timeline,
+    layers,
+    layout,
+    role_colour,
+)
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+REPORT = stub_planner("Write a report")
+
+
+def edge_colours(ax, plan):
+    """Arrow colour per dependency edge, in the order networkx draws them."""
+    arrows = [p for p in ax.patches if type(p).__name__ == "FancyArrowPatch"]
+    return dict(zip(plan.to_networkx().edges, (a.get_edgecolor() for a in arrows), strict=True))
+
+
+def red_edges(ax, plan):
+    return {e for e, colour in edge_colours(ax, plan).items() if colour == to_rgba(CRITICAL)}
+
+
+def test_roles_have_one_stable_colour_everywhere():
+    assert role_colour("researcher") == ROLE_COLOURS["researcher"]
+    assert role_colour("astrologer") == role_colour("astrologer") in EXTRA_COLOURS
+    run = run_plan(REPORT, workers=2)
+    nodes = draw_plan(REPORT).collections[0].get_facecolors()
+    bars = {b.get_gid(): b.get_facecolor() for b in draw_timeline(run).patches}
+    for step, node in zip(REPORT, nodes, strict=True):
+        assert tuple(node) == to_rgba(role_colour(step.role)) == bars[step.id]
+
+
+def test_layers_are_longest_path_depths_and_arrows_point_right():
+    assert layers(REPORT) == {"s1": 0, "s2": 0, "s3": 1, "s4": 2}  # s4 waits for s3, which waits for s1
+    rng = random.Random(7)
+    steps = [
+        Step(f"s{i}", "writer", "x", [f"s{j}" for j in range(i) if rng.random() < 0.3]) for i in range(12)
+    ]
+    plan = Plan(steps)
+    pos = layout(plan)
+    for s in plan:
+        for d in s.depends_on:
+            assert pos[d][0] < pos[s.id][0]
+    assert len(set(pos.values())) == len(plan)  # no two steps drawn on top of each other
+
+
+def test_the_critical_path_is_drawn_red_and_follows_the_durations():
+    ax = draw_plan(REPORT, durations=step_durations(REPORT, STUB_TEAM))
+    assert red_edges(ax, REPORT) == {("s1", "s3"), ("s3", "s4")}
+    assert "s1 → s3 → s4, length 6" in ax.get_title()
+    slow_coder = {"s1": 1.0, "s2": 9.0, "s3": 1.0, "s4": 1.0}
+    ax = draw_plan(REPORT, durations=slow_coder)
+    assert red_edges(ax, REPORT) == {("s2", "s4")}
+    assert red_edges(draw_plan(REPORT, highlight_critical=False), REPORT) == set()
+
+
+def test_status_colours_replace_role_colours():
+    def broken(step, context):
+        raise RuntimeError("offline")
+
+    run = run_plan(REPORT, dict(STUB_TEAM, critic=Agent("critic", broken)))
+    assert run.step_status == {"s1": "done", "s2": "done", "s3": "failed", "s4": "skipped"}
+    nodes = draw_plan(REPORT, status=run.step_status).collections[0].get_facecolors()
+    assert [tuple(c) for c in nodes] == [to_rgba(STATUS_COLOURS[run.step_status[i]]) for i in REPORT.ids]
+    with pytest.raises(ValueError, match=r"unknown step status \['exploded'\]"):
+        draw_plan(REPORT, status={"s1": "exploded"})
+
+
+def test_a_one_step_plan_draws():
+    ax = draw_plan(Plan([Step("only", "writer", "do it all")]))
+    assert "critical path only" in ax.get_title()
+
+
+def test_timeline_has_one_row_per_worker_and_bars_as_long_as_steps():
+    run = run_plan(REPORT, workers=2)
+    ax = draw_timeline(run)
+    bars = {b.get_gid(): b for b in ax.patches}
+    for slot in run.slots:
+        assert bars[slot.step_id].get_x() == slot.start
+        assert bars[slot.step_id].get_width() == slot.end - slot.start
+        assert bars[slot.step_id].get_y() + bars[slot.step_id].get_height() / 2 == slot.worker
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["worker 0", "worker 1"]
+    assert ax.get_xlabel() == "time (virtual s)"
+
+
+def test_timeline_by_step_from_a_predicted_schedule():
+    slots = virtual_schedule(REPORT, step_durations(REPORT, STUB_TEAM), workers=1)
+    ax = draw_timeline(slots, plan=REPORT, by="step")
+    assert [t.get_text() for t in ax.get_yticklabels()] == REPORT.ids
+    assert "makespan 8" in ax.get_title()
+    with pytest.raises(ValueError, match="by must be 'worker' or 'step'"):
+        draw_timeline(slots, by="role")
+
+
+def test_a_failed_step_is_hatched_on_the_timeline():
+    def broken(step, context):
+        raise RuntimeError("offline")
+
+    run = run_plan(REPORT, dict(STUB_TEAM, coder=Agent("coder", broken)), workers=2)
+    hatches = {b.get_gid(): b.get_hatch() for b in draw_timeline(run).patches}
+    assert hatches == {"s1": None, "s2": "//"}
