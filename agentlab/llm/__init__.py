@@ -1,9 +1,10 @@
 """The model layer: one interface (`base`), and which backend is active (`backend`).
 
-The simulated model and the Claude backend arrive with notebook 03; until then
-every notebook runs on stubs. Importing the kit never needs a key.
+Importing the kit never needs a key: the Claude backend builds its SDK client on
+its first call.
 """
 
+from agentlab.llm.anthropic import AnthropicLLM
 from agentlab.llm.backend import BACKENDS, choose_backend, describe_backend
 from agentlab.llm.base import (
     LLM,
@@ -20,6 +21,7 @@ from agentlab.llm.base import (
 __all__ = [
     "BACKENDS",
     "LLM",
+    "AnthropicLLM",
     "Completion",
     "Message",
     "ModelError",

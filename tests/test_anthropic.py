@@ -1,0 +1,347 @@
+"""AnthropicLLM drives the real `anthropic` SDK, offline: every request goes to an
+`httpx2.MockTransport` that plays the API, so these tests check what the SDK really
+sends and how our code reads what comes back."""
+
+import json
+import socket
+
+import anthropic
+import httpx2
+import pytest
+
+from agentlab.llm import (
+    AnthropicLLM,
+    ModelError,
+    Tool,
+    Usage,
+    assistant_message,
+    tool_results_message,
+)
+from agentlab.llm.anthropic import api_schema, check_json, configured_models
+
+PLAN_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "properties": {
+        "steps": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "minLength": 1},
+                    "role": {"enum": ["finder", "writer"]},
+                },
+                "required": ["id", "role"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    "required": ["steps"],
+    "additionalProperties": False,
+}
+GOOD_PLAN = {"steps": [{"id": "s1", "role": "finder"}]}
+LOOKUP = Tool(
+    "lookup", "Look up an entity by name.", {"type": "object", "properties": {"name": {"type": "string"}}}
+)
+USER = [{"role": "user", "content": "Plan: find the capital of Veldra."}]
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Any attempt to open a real socket fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a test tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def reply(content, *, model="claude-test", stop="end_turn", usage=None, status=200, headers=None):
+    body = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage or {"input_tokens": 10, "output_tokens": 5},
+    }
+    return httpx2.Response(status, json=body, headers=headers or {})
+
+
+def error(status, message, kind="api_error", headers=None):
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return httpx2.Response(status, json=body, headers={"request-id": "req_42", **(headers or {})})
+
+
+class FakeAPI:
+    """Answers each request with the next prepared response, and keeps what was sent."""
+
+    def __init__(self, *responses):
+        self.responses = list(responses)
+        self.requests = []
+
+    def __call__(self, request):
+        self.requests.append(request)
+        return self.responses.pop(0)
+
+    @property
+    def bodies(self):
+        return [json.loads(r.content) for r in self.requests]
+
+
+def claude(api, **options):
+    options.setdefault("max_retries", 0)
+    http = httpx2.Client(transport=httpx2.MockTransport(api))
+    return AnthropicLLM(
+        "planner-model",
+        "executor-model",
+        api_key="sk-test",
+        base_url="http://test.local",
+        http_client=http,
+        **options,
+    )
+
+
+def test_a_plan_request_sends_the_schema_as_structured_output_and_parses_the_reply():
+    api = FakeAPI(reply([{"type": "text", "text": json.dumps(GOOD_PLAN)}], model="planner-model"))
+    completion = claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
+
+    body = api.bodies[0]
+    assert body["model"] == "planner-model"  # a schema means a plan: the planner model answers
+    assert body["system"] == "You plan."
+    assert body["messages"] == USER
+    fmt = body["output_config"]["format"]
+    assert fmt["type"] == "json_schema"
+    assert fmt["schema"] == api_schema(PLAN_SCHEMA)
+    assert fmt["schema"]["properties"]["steps"]["items"]["required"] == ["id", "role"]
+    assert completion.data == GOOD_PLAN
+    assert completion.backend == "anthropic" and completion.model == "planner-model"
+    assert all(str(r.url).startswith("http://test.local/") for r in api.requests)
+
+
+def test_the_api_schema_is_the_strict_subset_and_the_full_schema_is_still_enforced_locally():
+    sent = api_schema(PLAN_SCHEMA)
+    assert "$schema" not in sent
+    assert sent["properties"]["steps"]["items"]["additionalProperties"] is False
+    sent_id = sent["properties"]["steps"]["items"]["properties"]["id"]
+    assert "minLength" not in sent_id and "minLength: 1" in sent_id["description"]  # told, not enforced
+    with pytest.raises(ValueError, match="at steps/0/id: '' should be non-empty"):
+        check_json('{"steps": [{"id": "", "role": "finder"}]}', PLAN_SCHEMA)
+
+
+def test_check_json_reads_fenced_json_and_names_what_is_wrong():
+    assert (
+        check_json('```json\n{"steps": [{"id": "s1", "role": "writer"}]}\n```', PLAN_SCHEMA)["steps"][0]["id"]
+        == "s1"
+    )
+    with pytest.raises(ValueError, match="not valid JSON"):
+        check_json("Sure! Here is the plan: steps...", PLAN_SCHEMA)
+    with pytest.raises(ValueError, match="empty"):
+        check_json("  ", PLAN_SCHEMA)
+    with pytest.raises(ValueError, match="at steps/0/role: 'critic' is not one of"):
+        check_json('{"steps": [{"id": "s1", "role": "critic"}]}', PLAN_SCHEMA)
+
+
+def test_a_malformed_plan_is_re_asked_with_the_validation_error_then_fixed():
+    api = FakeAPI(
+        reply(
+            [{"type": "text", "text": '{"steps": [{"id": "s1", "role": "critic"}]}'}]
+        ),  # a server that ignored the schema
+        reply(
+            [{"type": "text", "text": json.dumps(GOOD_PLAN)}], usage={"input_tokens": 30, "output_tokens": 7}
+        ),
+    )
+    completion = claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
+
+    assert completion.data == GOOD_PLAN
+    second = api.bodies[1]["messages"]
+    assert second[:1] == USER
+    assert second[1] == {"role": "assistant", "content": '{"steps": [{"id": "s1", "role": "critic"}]}'}
+    assert second[2]["role"] == "user" and "at steps/0/role: 'critic' is not one of" in second[2]["content"]
+    assert completion.usage == Usage(40, 12)  # both attempts are paid for, so both are counted
+
+
+def test_a_plan_that_never_fits_fails_after_the_bounded_re_asks_with_a_clear_error():
+    bad = [{"type": "text", "text": "I think the plan is: find, then write."}]
+    api = FakeAPI(*[reply(bad) for _ in range(3)])
+    with pytest.raises(
+        ModelError, match=r"planner-model did not return JSON .* after 3 attempt\(s\).*not valid JSON"
+    ):
+        claude(api, schema_retries=2).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
+    assert len(api.requests) == 3
+
+
+def test_a_tool_use_turn_sends_the_tools_parses_the_calls_and_accepts_the_results_turn():
+    api = FakeAPI(
+        reply(
+            [
+                {"type": "text", "text": "Let me look that up."},
+                {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"name": "Veldra"}},
+            ],
+            model="executor-model",
+            stop="tool_use",
+        ),
+        reply([{"type": "text", "text": "The capital of Veldra is Osk."}], model="executor-model"),
+    )
+    llm = claude(api)
+    first = llm.complete(system="You find facts.", messages=USER, tools=[LOOKUP])
+
+    assert api.bodies[0]["model"] == "executor-model"  # no schema: an executor turn
+    assert api.bodies[0]["tools"] == [
+        {
+            "name": "lookup",
+            "description": "Look up an entity by name.",
+            "input_schema": dict(LOOKUP.input_schema),
+        }
+    ]
+    assert "format" not in api.bodies[0].get("output_config", {})
+    assert first.stop_reason == "tool_use"
+    assert [(c.id, c.name, dict(c.args)) for c in first.tool_calls] == [
+        ("toolu_1", "lookup", {"name": "Veldra"})
+    ]
+
+    history = [*USER, assistant_message(first), tool_results_message({"toolu_1": "Veldra: capital Osk"})]
+    second = llm.complete(system="You find facts.", messages=history, tools=[LOOKUP])
+    sent = api.bodies[1]["messages"]
+    assert sent[1]["content"][1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "lookup",
+        "input": {"name": "Veldra"},
+    }
+    assert (
+        sent[2]["content"][0]["type"] == "tool_result" and sent[2]["content"][0]["tool_use_id"] == "toolu_1"
+    )
+    assert second.text == "The capital of Veldra is Osk." and second.tool_calls == ()
+
+
+def test_thinking_blocks_are_echoed_back_exactly_when_tool_results_return():
+    thinking = {"type": "thinking", "thinking": "I need the lookup tool.", "signature": "sig-abc"}
+    call = {"type": "tool_use", "id": "toolu_9", "name": "lookup", "input": {"name": "Osk"}}
+    api = FakeAPI(reply([thinking, call], stop="tool_use"), reply([{"type": "text", "text": "done"}]))
+    llm = claude(api)
+    first = llm.complete(system="", messages=USER, tools=[LOOKUP])
+    assert first.text == "" and first.tool_calls[0].id == "toolu_9"
+
+    llm.complete(
+        system="", messages=[*USER, assistant_message(first), tool_results_message({"toolu_9": "ok"})]
+    )
+    assert api.bodies[1]["messages"][1]["content"] == [thinking, call]
+    assert "system" not in api.bodies[0]  # an empty system prompt is left out, not sent as ""
+
+
+def test_usage_is_read_from_the_response_including_cache_tokens():
+    usage = {
+        "input_tokens": 120,
+        "output_tokens": 40,
+        "cache_read_input_tokens": 900,
+        "cache_creation_input_tokens": 300,
+    }
+    api = FakeAPI(reply([{"type": "text", "text": "hi"}], usage=usage))
+    completion = claude(api).complete(system="s", messages=USER)
+    assert completion.usage == Usage(
+        input_tokens=120, output_tokens=40, cache_read_tokens=900, cache_write_tokens=300
+    )
+    assert completion.usage.total_tokens == 1360
+    assert completion.latency >= 0.0
+
+
+def test_a_429_is_retried_by_the_sdk_honouring_retry_after_then_succeeds(monkeypatch):
+    slept = []
+    monkeypatch.setattr(
+        anthropic._base_client.time, "sleep", slept.append
+    )  # only the SDK's wait, not its logic
+    api = FakeAPI(
+        error(
+            429, "Number of requests has exceeded your rate limit", "rate_limit_error", {"retry-after": "2"}
+        ),
+        reply([{"type": "text", "text": "fine now"}]),
+    )
+    completion = claude(api, max_retries=2).complete(system="s", messages=USER)
+    assert completion.text == "fine now"
+    assert len(api.requests) == 2
+    assert slept == [2.0]  # the SDK waited as long as the server asked
+
+
+def test_a_500_that_outlasts_the_retries_is_a_model_error_naming_status_and_message(monkeypatch):
+    monkeypatch.setattr(anthropic._base_client.time, "sleep", lambda seconds: None)
+    api = FakeAPI(error(500, "Internal server error"), error(500, "Internal server error"))
+    with pytest.raises(ModelError) as caught:
+        claude(api, max_retries=1).complete(system="s", messages=USER)
+    message = str(caught.value)
+    assert (
+        message
+        == "executor-model: the API answered 500 (api_error): Internal server error [request id req_42]"
+    )
+    assert len(api.requests) == 2  # one try and the SDK's one retry
+    assert caught.value.__cause__ is None  # no SDK traceback chained underneath
+
+
+def test_a_wrong_model_name_gets_a_hint():
+    api = FakeAPI(error(404, "model: claude-nonesuch", "not_found_error"))
+    with pytest.raises(ModelError, match=r"answered 404 \(not_found_error\).*AGENTLAB_PLANNER_MODEL"):
+        claude(api).complete(system="s", messages=USER, model="claude-nonesuch")
+    assert api.bodies[0]["model"] == "claude-nonesuch"  # model= on the call wins
+
+
+def test_the_simulator_profile_names_map_to_the_two_claude_tiers():
+    api = FakeAPI(*[reply([{"type": "text", "text": "ok"}]) for _ in range(2)])
+    llm = claude(api)
+    llm.complete(system="s", messages=USER, model="sim-large")
+    llm.complete(system="s", messages=USER, model="sim-small")
+    assert [b["model"] for b in api.bodies] == ["planner-model", "executor-model"]
+
+
+def test_effort_is_sent_unless_turned_off():
+    api = FakeAPI(reply([{"type": "text", "text": "ok"}]), reply([{"type": "text", "text": "ok"}]))
+    claude(api).complete(system="s", messages=USER)
+    claude(api, effort=None).complete(system="s", messages=USER)
+    assert api.bodies[0]["output_config"] == {"effort": "low"}
+    assert "output_config" not in api.bodies[1]
+
+
+def test_construction_needs_no_key_and_no_network_and_never_shows_the_key(monkeypatch, tmp_path):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no credentials file to find
+    llm = AnthropicLLM(api_key=None)
+    assert llm._client is None  # nothing built yet
+    secret = AnthropicLLM(api_key="sk-ant-very-secret")
+    assert "sk-ant" not in repr(secret)
+    with pytest.raises(ModelError, match="no API key: set ANTHROPIC_API_KEY"):
+        llm.complete(system="s", messages=USER)
+
+
+def test_models_come_from_arguments_then_environment_then_defaults(monkeypatch):
+    monkeypatch.setenv("AGENTLAB_PLANNER_MODEL", "claude-fable-5-2")
+    monkeypatch.delenv("AGENTLAB_EXECUTOR_MODEL", raising=False)
+    llm = AnthropicLLM()
+    assert (llm.planner_model, llm.executor_model) == ("claude-fable-5-2", "claude-haiku-5-5")
+    assert AnthropicLLM("a", "b").planner_model == "a"
+    assert configured_models({}) == ("claude-opus-5-5", "claude-haiku-5-5")
+
+
+def test_a_local_server_gets_a_placeholder_key_and_the_base_url(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    api = FakeAPI(reply([{"type": "text", "text": "hello from a local model"}], model="qwen3:8b"))
+    http = httpx2.Client(transport=httpx2.MockTransport(api))
+    llm = AnthropicLLM(
+        "qwen3:8b", "qwen3:8b", base_url="http://localhost:11434", http_client=http, max_retries=0
+    )
+    completion = llm.complete(system="s", messages=USER)
+    assert completion.model == "qwen3:8b"
+    assert str(api.requests[0].url) == "http://localhost:11434/v1/messages"
+    assert api.requests[0].headers["authorization"] == "Bearer local-server"
+
+
+def test_a_broken_credentials_setup_is_a_model_error(monkeypatch, tmp_path):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))  # a config dir that holds no profile
+    with pytest.raises(ModelError, match="could not load Anthropic credentials: Config file not found"):
+        AnthropicLLM().complete(system="s", messages=USER)
