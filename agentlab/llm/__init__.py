@@ -17,6 +17,7 @@ from agentlab.llm.base import (
     assistant_message,
     tool_results_message,
 )
+from agentlab.llm.usage import PRICES, Price, UsageReport, cost, usage_report
 
 __all__ = [
     "BACKENDS",
@@ -24,12 +25,17 @@ __all__ = [
     "AnthropicLLM",
     "Completion",
     "Message",
+    "PRICES",
+    "Price",
     "ModelError",
     "Tool",
     "ToolCall",
     "Usage",
+    "UsageReport",
     "assistant_message",
     "choose_backend",
+    "cost",
     "describe_backend",
     "tool_results_message",
+    "usage_report",
 ]

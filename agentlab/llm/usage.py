@@ -1,0 +1,161 @@
+"""What the model calls of a run cost: a dated price table and usage roll-ups.
+
+Prices are USD per million tokens. The Claude rows are Anthropic's list prices as
+checked on `PRICES_CHECKED`; they change, so the date travels with them and every
+function takes a `prices` table you can override (or edit `PRICES` in place). The
+simulator's rows are invented, scaled like a large and a small real model, so cost
+experiments on the simulator have realistic proportions.
+
+`usage_report(run.calls)` rolls the calls up per role, per model and in total. A
+model with no price is counted at zero and named in the report (with a warning),
+so a run on a local model still gets its token totals.
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.llm.base import Completion, Usage
+
+PRICES_CHECKED = "2026-11-21"
+PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens. `cache_write` is the 5-minute cache-write rate (the kit never
+    asks for 1-hour caching)."""
+
+    input: float
+    output: float
+    cache_read: float
+    cache_write: float
+    note: str = ""
+
+
+PRICES: dict[str, Price] = {
+    "claude-fable-5-2": Price(8.00, 40.00, 0.20, 10.00),
+    "claude-opus-5-5": Price(4.00, 20.00, 0.20, 5.00),
+    "claude-sonnet-5-5": Price(2.00, 10.00, 0.10, 2.50),
+    "claude-haiku-5-5": Price(0.10, 0.50, 0.01, 0.125, "for prompts up to 100k tokens; longer ones cost 5x"),
+    "sim-large": Price(3.00, 15.00, 0.30, 3.75, "invented for the simulator"),
+    "sim-small": Price(0.25, 1.25, 0.025, 0.3125, "invented for the simulator"),
+}
+
+
+def cost(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) -> float:
+    """USD for `usage` on `model`; a model missing from the table is a ValueError naming it."""
+    table = PRICES if prices is None else prices
+    if model not in table:
+        raise ValueError(
+            f"no price for model {model!r} (known: {', '.join(sorted(table))}); "
+            f"add one with PRICES[{model!r}] = Price(input, output, cache_read, cache_write)"
+        )
+    p = table[model]
+    return (
+        usage.input_tokens * p.input
+        + usage.output_tokens * p.output
+        + usage.cache_read_tokens * p.cache_read
+        + usage.cache_write_tokens * p.cache_write
+    ) / 1_000_000
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Calls, tokens and dollars for one group of calls (a role, a model, or all)."""
+
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(self.calls + other.calls, self.usage + other.usage, self.cost + other.cost)
+
+
+@dataclass(frozen=True)
+class UsageReport:
+    """Usage rolled up per role, per model and in total; `unpriced` lists models costed at zero."""
+
+    by_role: dict[str, Tally]
+    by_model: dict[str, Tally]
+    total: Tally
+    unpriced: tuple[str, ...] = ()
+
+    def to_text(self) -> str:
+        lines = [f"{'':<22}{'calls':>6}{'input tok':>11}{'output tok':>12}{'cost (USD)':>12}"]
+        for title, groups in (("by role", self.by_role), ("by model", self.by_model)):
+            lines.append(title)
+            lines += [_row(f"  {name}", tally, name in self.unpriced) for name, tally in groups.items()]
+        lines.append(_row("total", self.total))
+        lines.append(_footnote(self.unpriced))
+        return "\n".join(lines)
+
+    __str__ = to_text
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in ("", "calls", "input tokens", "output tokens", "cost (USD)"))
+        rows = []
+        for title, groups in (("by role", self.by_role), ("by model", self.by_model)):
+            rows.append(f'<tr><th colspan="5" style="text-align:left">{title}</th></tr>')
+            rows += [_html_row(name, tally, name in self.unpriced) for name, tally in groups.items()]
+        rows.append(_html_row("total", self.total).replace("<tr>", '<tr style="font-weight:bold">'))
+        return (
+            f'<table class="agentlab-usage"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+            f"<p><small>{html.escape(_footnote(self.unpriced))}</small></p>"
+        )
+
+
+def usage_report(calls: Any, prices: Mapping[str, Price] | None = None) -> UsageReport:
+    """Roll up (step id, role, Completion) triples, e.g. `run.calls` (or a Run itself)."""
+    table = PRICES if prices is None else prices
+    calls: Iterable[tuple[str, str, Completion]] = getattr(calls, "calls", calls)
+    by_role: dict[str, Tally] = {}
+    by_model: dict[str, Tally] = {}
+    unpriced: list[str] = []
+    for _step_id, role, completion in calls:
+        try:
+            dollars = cost(completion.model, completion.usage, table)
+        except ValueError:
+            dollars = 0.0
+            if completion.model not in unpriced:
+                unpriced.append(completion.model)
+        one = Tally(1, completion.usage, dollars)
+        by_role[role] = by_role.get(role, Tally()) + one
+        by_model[completion.model] = by_model.get(completion.model, Tally()) + one
+    if unpriced:
+        warnings.warn(
+            f"no price for {', '.join(unpriced)}: counted as $0 in this report "
+            "(add them to agentlab.llm.usage.PRICES to cost them)",
+            stacklevel=2,
+        )
+    total = sum(by_role.values(), Tally())
+    return UsageReport(by_role, by_model, total, tuple(unpriced))
+
+
+def _row(name: str, t: Tally, unpriced: bool = False) -> str:
+    dollars = "no price" if unpriced else f"{t.cost:.4f}"
+    return f"{name:<22}{t.calls:>6}{t.usage.input_tokens:>11,}{t.usage.output_tokens:>12,}{dollars:>12}"
+
+
+def _html_row(name: str, t: Tally, unpriced: bool = False) -> str:
+    dollars = "no price" if unpriced else f"{t.cost:.4f}"
+    cells = (
+        html.escape(name),
+        str(t.calls),
+        f"{t.usage.input_tokens:,}",
+        f"{t.usage.output_tokens:,}",
+        dollars,
+    )
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
+def _footnote(unpriced: tuple[str, ...]) -> str:
+    note = f"Claude list prices as of {PRICES_CHECKED}; simulator prices are invented."
+    if unpriced:
+        note += f" No price for {', '.join(unpriced)} (counted as $0)."
+    return note

@@ -1,0 +1,90 @@
+"""Costs come from a dated, overridable price table, and roll-ups add up exactly."""
+
+import re
+
+import pytest
+
+from agentlab.llm import Completion, Usage
+from agentlab.llm.usage import PRICES, PRICES_CHECKED, Price, Tally, cost, usage_report
+
+
+def call(step, role, model, inp, out, cache_read=0, cache_write=0):
+    return (step, role, Completion("ok", model, "simulated", Usage(inp, out, cache_read, cache_write)))
+
+
+CALLS = [
+    call("plan", "planner", "sim-large", 1200, 300),
+    call("s1", "researcher", "sim-small", 800, 120),
+    call("s1", "researcher", "sim-small", 950, 60),
+    call("s2", "writer", "sim-small", 1500, 400),
+    call("s2", "writer", "claude-haiku-5-5", 2000, 500, cache_read=10_000, cache_write=4_000),
+]
+
+
+def test_cost_is_tokens_times_price_per_million_for_every_kind_of_token():
+    usage = Usage(
+        input_tokens=1_000_000, output_tokens=2_000_000, cache_read_tokens=3_000_000, cache_write_tokens=0
+    )
+    assert cost("claude-opus-5-5", usage) == pytest.approx(4.00 + 2 * 20.00 + 3 * 0.20)
+    assert cost("claude-haiku-5-5", Usage(cache_write_tokens=1_000_000)) == pytest.approx(0.125)
+
+
+def test_the_table_is_dated_and_the_simulator_prices_say_they_are_invented():
+    assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", PRICES_CHECKED)
+    assert "invented" in PRICES["sim-large"].note and "invented" in PRICES["sim-small"].note
+    assert PRICES["sim-large"].output > PRICES["sim-small"].output  # the large profile costs more
+
+
+def test_an_unknown_model_is_a_clear_error_from_cost():
+    with pytest.raises(ValueError, match=r"no price for model 'llama3.2'.*PRICES\['llama3.2'\] = Price"):
+        cost("llama3.2", Usage(10, 10))
+
+
+def test_prices_can_be_overridden_per_call():
+    mine = {"sim-large": Price(1.0, 1.0, 0.0, 0.0)}
+    assert cost("sim-large", Usage(500_000, 500_000), prices=mine) == pytest.approx(1.0)
+
+
+def test_the_totals_equal_the_sum_of_the_parts():
+    report = usage_report(CALLS)
+    expected = sum((Tally(1, c.usage, cost(c.model, c.usage)) for _, _, c in CALLS), Tally())
+    assert report.total.calls == 5 == expected.calls
+    assert report.total.usage == expected.usage
+    assert report.total.cost == pytest.approx(expected.cost)
+    for groups in (report.by_role, report.by_model):
+        summed = sum(groups.values(), Tally())
+        assert summed.calls == report.total.calls and summed.usage == report.total.usage
+        assert summed.cost == pytest.approx(report.total.cost)
+    assert report.by_role["researcher"] == Tally(2, Usage(1750, 180), cost("sim-small", Usage(1750, 180)))
+    assert report.by_model["sim-small"].calls == 3
+    assert report.by_model["claude-haiku-5-5"].usage.cache_read_tokens == 10_000
+
+
+def test_a_run_object_can_be_passed_directly():
+    class FakeRun:
+        calls = CALLS
+
+    assert usage_report(FakeRun()).total == usage_report(CALLS).total
+
+
+def test_an_unpriced_model_counts_as_zero_and_is_named_in_the_report_and_a_warning():
+    calls = [*CALLS[:1], call("s9", "writer", "llama3.2", 700, 70)]
+    with pytest.warns(UserWarning, match=r"no price for llama3.2: counted as \$0"):
+        report = usage_report(calls)
+    assert report.unpriced == ("llama3.2",)
+    assert report.by_model["llama3.2"] == Tally(1, Usage(700, 70), 0.0)
+    assert report.total.cost == pytest.approx(cost("sim-large", Usage(1200, 300)))
+    text = report.to_text()
+    assert "no price" in text and "No price for llama3.2 (counted as $0)" in text
+
+
+def test_the_report_prints_as_text_and_html():
+    report = usage_report(CALLS)
+    text = str(report)
+    assert text.splitlines()[1] == "by role"
+    assert re.search(r"^  planner\s+1\s+1,200\s+300\s+0\.0081$", text, re.MULTILINE)  # 1200*3 + 300*15 per M
+    assert re.search(r"^total\s+5\s+6,450\s+1,380\s", text, re.MULTILINE)
+    assert f"as of {PRICES_CHECKED}" in text
+    page = report._repr_html_()
+    assert page.startswith('<table class="agentlab-usage">')
+    assert "<td>planner</td><td>1</td><td>1,200</td><td>300</td><td>0.0081</td>" in page
