@@ -1,0 +1,29 @@
+"""The `agentlab` command in a terminal."""
+
+import pytest
+
+from agentlab.cli import main
+
+
+def test_demo_prints_the_decomposed_run_and_the_simple_run(capsys):
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    decomposed, simple = out.split("=== a simple task (one agent is enough) ===")
+    assert "Plan with 4 step(s):" in decomposed and "Deliverable: REPORT" in decomposed
+    assert "Plan with 1 step(s):" in simple
+    assert "done: 1/1 steps in 2.0 s (virtual)" in simple
+
+
+def test_doctor_reports_versions_and_the_backend(capsys):
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    for name in ("jupyterlab", "ipywidgets", "anthropic", "networkx", "matplotlib"):
+        assert name in out
+    assert "Backend: simulated" in out and "Ready for the course." in out
+
+
+def test_an_unknown_command_exits_with_usage(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["fly"])
+    assert exit.value.code == 2
+    assert "invalid choice: 'fly'" in capsys.readouterr().err

@@ -1,0 +1,120 @@
+"""The two commands and the two dependency lists stay honest."""
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+REQUIREMENT = re.compile(r"^([A-Za-z0-9_.-]+)\s*([<>=!~].*)?$")
+
+
+def parse(requirement: str) -> tuple[str, str]:
+    requirement = requirement.split(";")[0].strip()
+    name, bound = REQUIREMENT.match(requirement).groups()
+    return name.lower().replace("_", "-"), (bound or "").replace(" ", "")
+
+
+def pyproject_requirements() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    found = [parse(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    return {name: bound for name, bound in found if name != "tomli"}  # tomli is only for Python 3.10
+
+
+def conda_requirements() -> dict[str, str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    found = [parse(d) for d in env["dependencies"] if isinstance(d, str)]
+    return {name: bound for name, bound in found if name not in ("python", "pip")}
+
+
+def test_environment_yml_lists_the_same_packages_with_the_same_bounds_as_pyproject():
+    assert conda_requirements() == pyproject_requirements()
+
+
+def test_dependencies_have_lower_bounds_only():
+    for name, bound in pyproject_requirements().items():
+        assert bound.startswith(">="), f"{name}{bound}: use a lower bound (>=), never a pin or a cap"
+
+
+def test_environment_yml_installs_the_kit_itself_and_the_right_python():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    assert "python>=3.10" in env["dependencies"]
+    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    assert "-e ." in pip_section
+
+
+def test_ci_runs_the_readme_test_command():
+    assert "make test" in (ROOT / "README.md").read_text()
+    assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+needs_make = pytest.mark.skipif(
+    shutil.which("make") is None or not (ROOT / ".venv" / ".installed").exists(),
+    reason="needs make and a set-up .venv (run through `make test`)",
+)
+
+
+@needs_make
+def test_setup_is_idempotent_nothing_to_redo_once_installed():
+    # `make -q` exits 0 only when the target is already up to date.
+    assert subprocess.run(["make", "-q", "setup"], cwd=ROOT).returncode == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@needs_make
+def test_make_lab_starts_jupyterlab_on_the_course(tmp_path):
+    port = free_port()
+    args = f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=''"
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path))
+    lab = subprocess.Popen(
+        ["make", "lab", f"LAB_ARGS={args}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                url = f"http://127.0.0.1:{port}/api/contents/notebooks/00_start_here.ipynb?content=0"
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    assert response.status == 200  # the server runs and serves the start notebook
+                    break
+            except OSError:
+                assert lab.poll() is None, "make lab exited early"
+                assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
+                time.sleep(0.5)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=5) as response:
+            assert b"JupyterLab" in response.read()
+    finally:
+        os.killpg(lab.pid, signal.SIGTERM)
+        lab.wait(timeout=30)
+
+
+def test_the_console_script_is_installed_and_runs_the_demo():
+    result = subprocess.run(
+        [sys.executable, "-m", "agentlab.cli", "demo"], capture_output=True, text=True, check=True
+    )
+    assert "=== a task worth decomposing ===" in result.stdout
+    assert "=== a simple task (one agent is enough) ===" in result.stdout

@@ -1,0 +1,236 @@
+"""The plan model: what a valid plan is, what every kind of malformed plan says, JSON and order."""
+
+import json
+
+import jsonschema
+import networkx as nx
+import pytest
+
+from agentlab.plan import Plan, PlanError, Step
+
+
+def report_plan() -> Plan:
+    return Plan(
+        [
+            Step("s1", "researcher", "find facts"),
+            Step("s2", "coder", "write code"),
+            Step("s3", "critic", "check facts", depends_on=("s1",)),
+            Step("s4", "writer", "write it up", depends_on=("s1", "s2", "s3")),
+        ]
+    )
+
+
+# --- every PlanError case names the problem and the step --------------------------
+
+
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        ([], "the plan is empty"),
+        ([Step("a", "writer", "x"), Step("a", "coder", "y")], "duplicate step id 'a'"),
+        ([Step("a", "writer", "x", depends_on=("ghost",))], "step 'a' depends on unknown step 'ghost'"),
+        ([Step("a", "writer", "x", depends_on=("a",))], "step 'a' depends on itself"),
+        (
+            [Step("a", "writer", "x", depends_on=("b",)), Step("b", "writer", "y", depends_on=("a",))],
+            "cycle",
+        ),
+        ([Step("", "writer", "x")], "step id must be a non-empty string"),
+        ([Step(7, "writer", "x")], "step id must be a non-empty string, got 7"),
+        ([Step("a", "", "x")], "step 'a': 'role' must be a non-empty string"),
+        ([Step("a", "writer", None)], "step 'a': 'instruction' must be a non-empty string"),
+        ([Step("a", "writer", "x", depends_on="b")], "step 'a': 'depends_on' must hold step ids"),
+        ([Step("a", "writer", "x", depends_on=(1,))], "step 'a': 'depends_on' must hold step ids"),
+        ([Step("a", "writer", "x", duration=-1)], "step 'a': 'duration' must be a number >= 0"),
+        ([Step("a", "writer", "x", duration="fast")], "step 'a': 'duration' must be a number"),
+        ([Step("a", "writer", "x", tool=3)], "step 'a': 'tool' must be a string"),
+        ([Step("a", "writer", "x"), Step("b", "writer", "y", depends_on=("a", "a"))], "step 'b' lists"),
+    ],
+)
+def test_malformed_plans_raise_plan_error_naming_the_problem(steps, message):
+    with pytest.raises(PlanError, match=message):
+        Plan(steps)
+
+
+def test_cycle_message_names_every_step_on_the_cycle_in_order():
+    steps = [
+        Step("start", "writer", "x"),
+        Step("a", "writer", "x", depends_on=("start", "c")),
+        Step("b", "writer", "x", depends_on=("a",)),
+        Step("c", "writer", "x", depends_on=("b",)),
+    ]
+    with pytest.raises(PlanError) as err:
+        Plan(steps)
+    message = str(err.value)
+    cycle = message.split(": ", 1)[1].split(" -> ")
+    assert cycle[0] == cycle[-1], message  # the cycle closes on itself
+    assert sorted(cycle[:-1]) == ["a", "b", "c"], message  # 'start' is not on it
+    for u, v in zip(cycle, cycle[1:], strict=False):  # each arrow is a real dependency edge
+        assert u in {s.id: s for s in steps}[v].depends_on, message
+
+
+def test_unknown_role_is_rejected_only_when_roles_are_given():
+    steps = [Step("s1", "poet", "write a sonnet")]
+    assert len(Plan(steps)) == 1
+    with pytest.raises(
+        PlanError, match=r"step 's1' has unknown role 'poet'; known roles: \['coder', 'writer'\]"
+    ):
+        Plan(steps, roles={"writer", "coder"})
+
+
+def test_plan_error_is_a_value_error_so_generic_handlers_catch_it():
+    assert issubclass(PlanError, ValueError)
+
+
+def test_depends_on_given_as_a_list_is_accepted():
+    plan = Plan([Step("a", "writer", "x"), Step("b", "writer", "y", depends_on=["a"])])
+    assert plan["b"].depends_on == ("a",)
+
+
+# --- JSON ---------------------------------------------------------------------------
+
+
+def test_json_round_trip_keeps_every_field():
+    plan = Plan(
+        [
+            Step("s1", "researcher", "look it up", tool="lookup", args={"entity": "Orla", "attr": "pop"}),
+            Step("s2", "writer", "answer", depends_on=("s1",), duration=2.5),
+        ]
+    )
+    again = Plan.from_json(plan.to_json())
+    assert again == plan
+    assert again.to_json() == plan.to_json()
+
+
+def test_to_json_leaves_out_empty_optional_fields():
+    data = json.loads(Plan([Step("s1", "writer", "hi")]).to_json())
+    assert data == {"steps": [{"id": "s1", "role": "writer", "instruction": "hi", "depends_on": []}]}
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("{not json", "the plan is not valid JSON: .* at line 1, column 2"),
+        ("", "the plan is not valid JSON"),
+        ("[1, 2]", "a plan must be a JSON object with a 'steps' list, got list"),
+        ("{}", "a plan needs a 'steps' list"),
+        ('{"steps": {}}', "'steps' must be a list, got dict"),
+        ('{"steps": [], "notes": 1}', r"unexpected: \['notes'\]"),
+        ('{"steps": []}', "the plan is empty"),
+        ('{"steps": ["s1"]}', "step #1 must be a JSON object, got str"),
+        ('{"steps": [{"id": "s1", "role": "writer"}]}', "step 's1' is missing 'instruction'"),
+        ('{"steps": [{"role": "writer", "instruction": "x"}]}', "step #1 is missing 'id'"),
+        (
+            '{"steps": [{"id": "s1", "role": "writer", "instruction": "x", "deps": []}]}',
+            r"step 's1' has unknown field\(s\) \['deps'\]",
+        ),
+        (
+            '{"steps": [{"id": "s1", "role": "writer", "instruction": "x", "depends_on": "s0"}]}',
+            "step 's1': 'depends_on' must be a list of step ids, got str",
+        ),
+        (
+            '{"steps": [{"id": "s1", "role": "writer", "instruction": "x", "args": [1]}]}',
+            "step 's1': 'args' must be an object, got list",
+        ),
+    ],
+)
+def test_malformed_json_raises_plan_error_never_a_bare_key_or_decode_error(text, message):
+    with pytest.raises(PlanError, match=message):
+        Plan.from_json(text)
+
+
+def test_from_json_rejects_non_text():
+    with pytest.raises(PlanError, match="expects JSON text, got dict"):
+        Plan.from_json({"steps": []})
+
+
+def test_json_schema_is_a_valid_schema_that_accepts_what_we_write():
+    schema = Plan.json_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(report_plan().to_dict(), schema)
+    with_tool = Plan([Step("s1", "researcher", "x", tool="lookup", args={"a": 1}, duration=1.0)])
+    jsonschema.validate(with_tool.to_dict(), schema)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"steps": []},
+        {},
+        {"steps": [{"id": "s1", "role": "writer"}]},
+        {"steps": [{"id": "s1", "role": "writer", "instruction": "x", "depends_on": [], "extra": 1}]},
+        {"steps": [{"id": "s1", "role": "writer", "instruction": "x", "depends_on": "s0"}]},
+    ],
+)
+def test_schema_and_parser_agree_on_shape_errors(data):
+    """What the schema rejects, the parser rejects too: a model held to one is held to the other."""
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, Plan.json_schema())
+    with pytest.raises(PlanError):
+        Plan.from_dict(data)
+
+
+def test_schema_lists_the_allowed_roles_when_given():
+    schema = Plan.json_schema(roles={"writer", "coder"})
+    assert schema["properties"]["steps"]["items"]["properties"]["role"]["enum"] == ["coder", "writer"]
+    bad = {"steps": [{"id": "s1", "role": "poet", "instruction": "x", "depends_on": []}]}
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(bad, schema)
+
+
+# --- order and graph ------------------------------------------------------------------
+
+
+def test_topological_order_puts_every_step_after_its_dependencies():
+    plan = Plan(
+        [
+            Step("write", "writer", "x", depends_on=("check", "code")),
+            Step("check", "critic", "x", depends_on=("facts",)),
+            Step("facts", "researcher", "x"),
+            Step("code", "coder", "x"),
+        ]
+    )
+    order = [s.id for s in plan.topological_order()]
+    assert order == ["facts", "check", "code", "write"]  # ties keep the written order
+    for step in plan:
+        assert all(order.index(d) < order.index(step.id) for d in step.depends_on)
+
+
+def test_ready_lists_the_steps_whose_dependencies_are_done():
+    plan = report_plan()
+    assert [s.id for s in plan.ready([])] == ["s1", "s2"]
+    assert [s.id for s in plan.ready(["s1"])] == ["s2", "s3"]
+    assert [s.id for s in plan.ready(["s1", "s2", "s3"])] == ["s4"]
+    assert plan.ready(["s1", "s2", "s3", "s4"]) == []
+
+
+def test_ready_rejects_unknown_done_ids():
+    with pytest.raises(PlanError, match=r"unknown step\(s\): \['s9'\]"):
+        report_plan().ready(["s9"])
+
+
+def test_final_step_and_dependants():
+    plan = report_plan()
+    assert plan.final_step.id == "s4"
+    assert [s.id for s in plan.dependants("s1")] == ["s3", "s4"]
+    assert plan.dependants("s4") == []
+
+
+def test_networkx_export_has_an_edge_from_each_dependency_to_its_dependant():
+    g = report_plan().to_networkx()
+    assert isinstance(g, nx.DiGraph)
+    assert set(g.edges) == {("s1", "s3"), ("s1", "s4"), ("s2", "s4"), ("s3", "s4")}
+    assert g.nodes["s3"]["role"] == "critic"
+    assert nx.is_directed_acyclic_graph(g)
+
+
+def test_lookup_by_id_and_a_clear_key_error():
+    plan = report_plan()
+    assert plan["s2"].role == "coder"
+    with pytest.raises(KeyError, match="no step with id 'nope'"):
+        plan["nope"]
+
+
+def test_str_shows_each_step_and_what_it_waits_for():
+    text = str(report_plan())
+    assert text.splitlines()[0] == "Plan with 4 step(s):"
+    assert "s3   critic     check facts  (after s1)" in text

@@ -1,0 +1,128 @@
+"""The orchestrator of notebook 01: decompose -> delegate -> synthesize, with a trace."""
+
+import pytest
+
+from agentlab.agents import STUB_TEAM, Agent, Work
+from agentlab.plan import Plan, PlanError, Step
+from agentlab.planners import stub_planner
+from agentlab.run import orchestrate, run_plan
+
+
+def echo(step, context):
+    """An executor whose output shows exactly what it was given."""
+    return f"{step.id}<-[{','.join(f'{k}={v}' for k, v in context.items())}]"
+
+
+ECHO_TEAM = {role: Agent(role, echo, seconds=1.0) for role in ("a", "b")}
+
+
+def test_each_step_gets_exactly_its_dependencies_outputs_as_context():
+    plan = Plan(
+        [
+            Step("x", "a", "first"),
+            Step("y", "b", "second"),
+            Step("z", "a", "join", depends_on=("y", "x")),
+        ]
+    )
+    run = run_plan(plan, ECHO_TEAM)
+    assert run.outputs == {"x": "x<-[]", "y": "y<-[]", "z": "z<-[y=y<-[],x=x<-[]]"}
+    assert run.deliverable == run.outputs["z"]
+    assert run.status == "done" and run.reason == ""
+
+
+def test_report_task_is_decomposed_and_the_writer_synthesizes_every_part():
+    run = orchestrate("Write a short report on planning agents.")
+    assert [(s.id, s.role) for s in run.plan] == [
+        ("s1", "researcher"),
+        ("s2", "coder"),
+        ("s3", "critic"),
+        ("s4", "writer"),
+    ]
+    report = run.deliverable
+    assert report.startswith("REPORT")
+    for step_id in ("s1", "s2", "s3"):
+        assert f"[{step_id}] {run.outputs[step_id]}" in report
+    assert "read 1 input(s)" in run.outputs["s3"]  # the critic saw the researcher's notes
+
+
+def test_simple_task_collapses_to_one_agent():
+    run = orchestrate("Greet the class in one sentence.")
+    assert len(run.plan) == 1 and run.plan.final_step.role == "writer"
+    assert run.deliverable == "answer (one agent, no decomposition): Greet the class in one sentence."
+
+
+def test_stub_planner_rejects_an_empty_task():
+    with pytest.raises(ValueError, match="non-empty string"):
+        stub_planner("   ")
+
+
+def test_trace_has_planned_started_finished_per_step_on_a_virtual_clock():
+    run = orchestrate("Write a short report on planning agents.")
+    for step in run.plan:
+        kinds = [e.kind for e in run.trace.for_step(step.id)]
+        assert kinds == ["planned", "started", "finished"], step.id
+    finished = {e.step_id: e for e in run.trace.of_kind("finished")}
+    assert finished["s3"].inputs == ("s1",)
+    assert finished["s4"].detail == run.deliverable
+    # Sequential on the virtual clock: researcher 3 s, coder 2 s, critic 1 s, writer 2 s.
+    assert [(e.step_id, e.time) for e in run.trace.of_kind("started")] == [
+        ("s1", 0.0),
+        ("s2", 3.0),
+        ("s3", 5.0),
+        ("s4", 6.0),
+    ]
+    assert run.elapsed == 8.0
+
+
+def test_declared_duration_and_reported_seconds_set_the_clock():
+    def timed(step, context):
+        return Work("ok", seconds=4.5)
+
+    team = {"a": Agent("a", timed, seconds=1.0)}
+    plan = Plan([Step("x", "a", "go"), Step("y", "a", "go", depends_on=("x",), duration=0.5)])
+    run = run_plan(plan, team)
+    assert [(e.step_id, e.time) for e in run.trace.of_kind("finished")] == [("x", 4.5), ("y", 5.0)]
+
+
+def test_a_failing_step_stops_the_run_cleanly_and_keeps_partial_results():
+    def broken(step, context):
+        raise RuntimeError("the sandbox is down")
+
+    team = dict(STUB_TEAM, critic=Agent("critic", broken))
+    run = orchestrate("Write a short report on planning agents.", team=team)
+    assert run.status == "failed"
+    assert run.reason == "step 's3' (critic) failed: RuntimeError: the sandbox is down"
+    assert set(run.outputs) == {"s1", "s2"}  # nothing finished is lost
+    assert run.deliverable is None
+    assert [e.step_id for e in run.trace.of_kind("failed")] == ["s3"]
+    skipped = run.trace.of_kind("skipped")
+    assert [e.step_id for e in skipped] == ["s4"]
+    assert "not run: step 's3'" in skipped[0].detail
+
+
+def test_an_agent_returning_something_other_than_text_is_a_failed_step():
+    team = {"a": Agent("a", lambda step, context: 42)}
+    run = run_plan(Plan([Step("x", "a", "go")]), team)
+    assert run.status == "failed"
+    assert "the a agent returned int, not text or Work" in run.reason
+
+
+def test_a_role_without_an_agent_is_a_plan_error_before_anything_runs():
+    plan = Plan([Step("x", "poet", "write")])
+    with pytest.raises(PlanError, match="step 'x' has unknown role 'poet'"):
+        run_plan(plan, STUB_TEAM)
+
+
+def test_orchestrate_rejects_a_planner_that_returns_no_plan():
+    with pytest.raises(PlanError, match="the planner returned list, not a Plan"):
+        orchestrate("anything", planner=lambda task: [])
+
+
+def test_run_displays_as_text_and_html():
+    run = orchestrate("Write a short report on planning agents.")
+    text = str(run)
+    assert "done: 4/4 steps in 8.0 s (virtual)" in text
+    assert "Deliverable: REPORT" in text
+    html = run._repr_html_()
+    assert html.count("<tr>") == 1 + 3 * 4  # header + planned/started/finished per step
+    assert "<b>Deliverable:</b>" in html
