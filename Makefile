@@ -8,6 +8,8 @@ STAMP  := $(VENV)/.installed
 # Notebooks checked by nbval: every course notebook, and the solutions once there are some.
 NOTEBOOKS := notebooks $(wildcard solutions/*.ipynb)
 LAB_ARGS ?=
+# JupyterLab refuses to run as root (containers, CI) unless told it may.
+ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test setup lint notebooks clean
 
@@ -20,7 +22,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
 
 # The tests always run on the simulated backend, whatever keys this shell holds.
 test: setup lint
