@@ -1,0 +1,105 @@
+"""How close does the parallel orchestrator come to the ideal schedule, and what does scheduling cost?
+
+Run it with `.venv/bin/python benchmarks/scheduling.py` (a few seconds). It is a
+script, not a test: timings depend on the machine, so it reports and checks
+figures rather than running in the suite.
+
+1. Real threads: a 100-step DAG, 8 steps wide, whose steps each sleep 20 ms, on
+   8 workers with the wall clock. Since the plan is no wider than the pool, the
+   ideal schedule is its critical path; the run must finish within 1.10x of it.
+2. Overhead: no-op steps, so everything measured is the orchestrator's own
+   bookkeeping (scheduling, futures, the trace). Reported in microseconds per
+   step for 1,000 and 10,000 steps; per-step cost must not grow with plan size.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+
+from agentlab.agents import Agent
+from agentlab.plan import Plan, Step
+from agentlab.run import run_plan
+from agentlab.schedule import virtual_schedule
+
+WIDTH = 8
+SLEEP = 0.020
+
+
+def lattice(n: int, width: int = WIDTH, duration: float | None = None) -> Plan:
+    """n steps in rows of `width`; each step needs two steps of the row before (its column and the next)."""
+    steps = []
+    for i in range(n):
+        row, col = divmod(i, width)
+        deps = (
+            () if row == 0 else tuple(sorted({f"s{i - width}", f"s{(row - 1) * width + (col + 1) % width}"}))
+        )
+        steps.append(Step(f"s{i}", "worker", f"step {i}", depends_on=deps, duration=duration))
+    return Plan(steps)
+
+
+def sleeper(step, context):
+    time.sleep(SLEEP)
+    return "ok"
+
+
+def no_op(step, context):
+    return "ok"
+
+
+def real_threads(repeats: int = 5) -> bool:
+    plan = lattice(100)
+    ideal = plan.critical_path({s.id: SLEEP for s in plan})[1]
+    team = {"worker": Agent("worker", sleeper)}
+    ratios = []
+    for _ in range(repeats):
+        run = run_plan(plan, team, workers=8, clock="real")
+        assert run.status == "done"
+        ratios.append(run.elapsed / ideal)
+    worst = max(ratios)
+    print(f"1. real threads: 100 steps, width {WIDTH}, {SLEEP * 1000:.0f} ms each, 8 workers")
+    print(f"   ideal (critical path) {ideal * 1000:.0f} ms; measured/ideal over {repeats} runs:")
+    print(f"   median {statistics.median(ratios):.3f}, worst {worst:.3f}  (target <= 1.10)")
+    return worst <= 1.10
+
+
+def per_step_us(plan: Plan, what: str) -> float:
+    """Best of 3, in microseconds per step."""
+    team = {"worker": Agent("worker", no_op, seconds=1.0)}
+    best = float("inf")
+    for _ in range(3):
+        began = time.perf_counter()
+        if what == "schedule":
+            virtual_schedule(plan, {s.id: 1.0 for s in plan}, WIDTH)
+        elif what == "validate":
+            Plan(plan.steps, roles=team)
+        else:
+            run_plan(plan, team, workers=WIDTH, clock=what)
+        best = min(best, time.perf_counter() - began)
+    return best / len(plan) * 1e6
+
+
+def overhead() -> bool:
+    print(f"2. scheduling overhead, no-op steps, lattice {WIDTH} wide, {WIDTH} workers (best of 3)")
+    print(f"   {'':<32}{'1,000 steps':>14}{'10,000 steps':>14}{'ratio':>8}")
+    ok = True
+    for what, label in (
+        ("schedule", "virtual_schedule (policy only)"),
+        ("validate", "Plan validation (run_plan redoes)"),
+        ("virtual", "run_plan, virtual clock"),
+        ("real", "run_plan, wall clock"),
+    ):
+        small, large = per_step_us(lattice(1_000), what), per_step_us(lattice(10_000), what)
+        print(f"   {label:<32}{small:>11.1f} us{large:>11.1f} us{large / small:>8.2f}")
+        ok &= large / small < 1.5  # linear total time means a flat cost per step
+    return ok
+
+
+if __name__ == "__main__":
+    print(f"machine: {os.cpu_count()} cores (nproc), Python {sys.version.split()[0]}")
+    passed = real_threads()
+    passed &= overhead()
+    print("PASS" if passed else "FAIL")
+    sys.exit(0 if passed else 1)
