@@ -1,0 +1,216 @@
+"""Record a model's calls to a file once; replay them later, offline and for free.
+
+An instructor runs a notebook against real Claude with `RecordingLLM` wrapped around
+it; the class then runs the same notebook on `ReplayLLM`, which answers each request
+with the completion recorded for it. A request is found by a hash of everything that
+shapes the answer (system, messages, tools, schema, model, max_tokens), so a notebook
+that asks something new gets a clear error instead of a wrong answer.
+
+The file is JSON Lines, one call per line: the key, the request, the completion.
+Requests and completions carry no credentials; anything that looks like an API key
+is blanked before a line is written, as a second line of defence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage
+
+_KEY_LIKE = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
+
+
+def request_of(
+    system: str,
+    messages: Sequence[Message],
+    tools: Sequence[Tool],
+    schema: Mapping[str, Any] | None,
+    model: str | None,
+    max_tokens: int,
+) -> dict[str, Any]:
+    """A request as plain JSON data: what the recording stores and hashes."""
+    return _plain(
+        {
+            "system": system,
+            "messages": messages,
+            "tools": [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
+            ],
+            "schema": schema,
+            "model": model,
+            "max_tokens": max_tokens,
+        }
+    )
+
+
+def request_key(request: Mapping[str, Any]) -> str:
+    """A stable hash of a request: the same content gives the same key on every machine."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+
+
+def completion_to_dict(c: Completion) -> dict[str, Any]:
+    return {
+        "text": c.text,
+        "model": c.model,
+        "backend": c.backend,
+        "usage": {
+            "input_tokens": c.usage.input_tokens,
+            "output_tokens": c.usage.output_tokens,
+            "cache_read_tokens": c.usage.cache_read_tokens,
+            "cache_write_tokens": c.usage.cache_write_tokens,
+        },
+        "latency": c.latency,
+        "data": _plain(c.data),
+        "tool_calls": [{"id": t.id, "name": t.name, "args": _plain(t.args)} for t in c.tool_calls],
+        "stop_reason": c.stop_reason,
+    }
+
+
+def completion_from_dict(d: Mapping[str, Any], backend: str) -> Completion:
+    return Completion(
+        text=d["text"],
+        model=d["model"],
+        backend=backend,
+        usage=Usage(**d["usage"]),
+        latency=d["latency"],
+        data=d["data"],
+        tool_calls=tuple(ToolCall(t["id"], t["name"], t["args"]) for t in d["tool_calls"]),
+        stop_reason=d["stop_reason"],
+    )
+
+
+class RecordingLLM:
+    """Wraps any LLM and appends each call (request and completion) to `path`."""
+
+    def __init__(self, llm: LLM, path: str | os.PathLike):
+        self.llm = llm
+        self.path = Path(path)
+        self.backend = llm.backend
+        self._lock = threading.Lock()
+
+    def complete(
+        self,
+        *,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] = (),
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion:
+        completion = self.llm.complete(
+            system=system, messages=messages, tools=tools, schema=schema, model=model, max_tokens=max_tokens
+        )
+        request = request_of(system, messages, tools, schema, model, max_tokens)
+        line = json.dumps(
+            {"key": request_key(request), "request": request, "completion": completion_to_dict(completion)},
+            ensure_ascii=False,
+        )
+        with self._lock, self.path.open("a", encoding="utf-8") as f:
+            f.write(_blank_secrets(line) + "\n")
+        return completion
+
+
+class ReplayLLM:
+    """Answers from a recording. The n-th identical request gets the n-th recorded answer
+    (the last one again once they run out); a request never recorded is a ModelError."""
+
+    backend = "replay"
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.exists():
+            raise FileNotFoundError(
+                f"no recording at {self.path}; record one first (see agentlab.llm.replay)"
+            )
+        self._answers: dict[str, list[Completion]] = {}
+        self.recorded_from: set[str] = set()
+        with self.path.open(encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    entry = json.loads(line)
+                    original = entry["completion"]["backend"]
+                    completion = completion_from_dict(entry["completion"], f"replay of {original}")
+                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                    raise ValueError(f"{self.path}, line {number}: not a recorded call ({e!r})") from None
+                self.recorded_from.add(original)
+                self._answers.setdefault(entry["key"], []).append(completion)
+        self._served: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many calls the recording holds."""
+        return sum(len(answers) for answers in self._answers.values())
+
+    def complete(
+        self,
+        *,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] = (),
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion:
+        request = request_of(system, messages, tools, schema, model, max_tokens)
+        key = request_key(request)
+        answers = self._answers.get(key)
+        if not answers:
+            raise ModelError(
+                f"this request is not in the recording {self.path} ({len(self)} calls recorded): "
+                f"{summarize(request)} [key {key}]. Record it with AGENTLAB_RECORD on a live backend."
+            )
+        with self._lock:
+            n = self._served.get(key, 0)
+            self._served[key] = n + 1
+        return answers[min(n, len(answers) - 1)]
+
+
+def summarize(request: Mapping[str, Any], width: int = 60) -> str:
+    """A one-line description of a request, for error messages."""
+    last = request["messages"][-1] if request["messages"] else {"role": "-", "content": ""}
+    content = last["content"]
+    if not isinstance(content, str):
+        content = " ".join(str(b.get("text") or b.get("content") or b.get("type")) for b in content)
+    parts = [
+        f"model={request['model']}",
+        f"system={_short(request['system'], width)!r}",
+        f"last {last['role']} message={_short(content, width)!r}",
+    ]
+    if request["tools"]:
+        parts.append("tools=" + ",".join(t["name"] for t in request["tools"]))
+    if request["schema"] is not None:
+        parts.append("with a schema")
+    return ", ".join(parts)
+
+
+def _plain(value: Any) -> Any:
+    """Mappings to dicts and sequences to lists, so any request serialises the same way."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _blank_secrets(text: str) -> str:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        secret = os.environ.get(name, "").strip()
+        if len(secret) >= 8:
+            text = text.replace(secret, "[redacted]")
+    return _KEY_LIKE.sub("[redacted]", text)
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
