@@ -1,0 +1,264 @@
+"""A live plan editor: change a plan by hand and watch what follows from it.
+
+Each step is a row of fields: id, role, instruction, the ids it depends on,
+its duration on the virtual clock and its chance of success. Every change
+rebuilds the plan from the rows and validates it. A broken plan (a cycle, a
+dependency on a step that does not exist, a duplicate id) shows its
+`PlanError` as a message, and the last valid plan stays on screen. For a
+valid plan the editor draws the DAG with its critical path, gives the
+makespan on the chosen number of workers and the chance that every step
+succeeds; Run executes the plan and draws who ran what when.
+
+It is plain Python over ipywidgets: setting a field's `.value` or calling
+`Button.click()` does what a learner's edit or click does, which is how the
+tests drive it without a browser or a kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from agentlab.agents import STUB_TEAM, Agent
+from agentlab.experiments import plan_success
+from agentlab.plan import Plan, PlanError, Step
+from agentlab.planners import stub_planner
+from agentlab.run import Run, run_plan
+from agentlab.schedule import makespan, step_durations, virtual_schedule
+from agentlab.viz import draw_plan, draw_timeline
+
+DEFAULT_TASK = "Write a short report on planner-executor agents."
+DEFAULT_SUCCESS = 0.95  # each step's chance of success until the learner says otherwise
+COLUMNS = {"id": 60, "role": 110, "instruction": 330, "after": 90, "seconds": 75, "p(success)": 75}
+
+
+@dataclass(eq=False)
+class StepRow:
+    """The fields of one step, and the row of widgets that shows them."""
+
+    id: widgets.Text
+    role: widgets.Dropdown
+    instruction: widgets.Text
+    depends_on: widgets.Text  # comma-separated step ids
+    duration: widgets.BoundedFloatText
+    success: widgets.BoundedFloatText
+    remove: widgets.Button
+    box: widgets.HBox
+
+    @property
+    def fields(self) -> list[widgets.ValueWidget]:
+        return [self.id, self.role, self.instruction, self.depends_on, self.duration, self.success]
+
+    def step(self) -> Step:
+        """The step these fields describe (not yet validated: the Plan does that)."""
+        ids = [d.strip() for d in self.depends_on.value.split(",") if d.strip()]
+        return Step(
+            self.id.value.strip(),
+            self.role.value,
+            self.instruction.value.strip(),
+            depends_on=tuple(ids),
+            duration=self.duration.value,
+        )
+
+
+def step_row(step: Step, roles: list[str], duration: float, success: float) -> StepRow:
+    """A row of widgets holding `step`, with `duration` seconds and chance of `success`."""
+
+    def sized(widget, column: str, css_class: str):
+        widget.layout = widgets.Layout(width=f"{COLUMNS[column]}px")
+        widget.add_class(css_class)  # a handle for the browser test
+        return widget
+
+    text = {"continuous_update": False}  # update when the learner presses Enter or leaves the field
+    row = StepRow(
+        id=sized(widgets.Text(step.id, **text), "id", "agentlab-id"),
+        role=sized(widgets.Dropdown(options=roles, value=step.role), "role", "agentlab-role"),
+        instruction=sized(widgets.Text(step.instruction, **text), "instruction", "agentlab-instruction"),
+        depends_on=sized(widgets.Text(", ".join(step.depends_on), **text), "after", "agentlab-after"),
+        duration=sized(
+            widgets.BoundedFloatText(duration, min=0, max=1e6, step=0.5), "seconds", "agentlab-seconds"
+        ),
+        success=sized(widgets.BoundedFloatText(success, min=0, max=1, step=0.01), "p(success)", "agentlab-p"),
+        remove=widgets.Button(icon="trash", tooltip="remove this step", layout=widgets.Layout(width="36px")),
+        box=widgets.HBox(),
+    )
+    row.box.children = [*row.fields, row.remove]
+    row.box.add_class("agentlab-step")
+    return row
+
+
+def png(draw: Callable[[Axes], object], size: tuple[float, float]) -> bytes:
+    """Draw on a fresh figure and return it as PNG bytes.
+
+    A bare `Figure` (not pyplot) is never registered with pyplot, so nothing
+    leaks and the notebook does not also display it.
+    """
+    fig = Figure(figsize=size, layout="constrained")
+    draw(fig.subplots())
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+class PlanEditor:
+    """Edit a plan in a notebook and see its DAG, critical path, makespan,
+    predicted success and (after Run) its timeline, all kept up to date.
+
+    `editor.plan` is the last valid plan and `editor.error` the current
+    problem ("" when the rows form a valid plan); `editor.last_run` is the
+    `Run` from the last click on Run.
+    """
+
+    def __init__(self, plan: Plan | None = None, team: Mapping[str, Agent] = STUB_TEAM, workers: int = 2):
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+        plan = stub_planner(DEFAULT_TASK) if plan is None else plan
+        Plan(plan.steps, roles=team)  # every role needs an agent in this team, else a PlanError
+        self.team = team
+        self.plan = plan
+        self.error = ""
+        self.last_run: Run | None = None
+        self._drawn: Plan | None = None  # the plan the DAG picture shows
+
+        self.workers = widgets.BoundedIntText(workers, min=1, max=64, description="workers")
+        self.add_button = widgets.Button(description="add step", icon="plus")
+        self.run_button = widgets.Button(description="Run", icon="play", button_style="primary")
+        self.message = widgets.HTML()
+        self.summary = widgets.HTML()
+        self.run_status = widgets.HTML()
+        self.dag = widgets.Image(format="png")
+        self.timeline = widgets.Image(format="png")
+        for widget, css_class in [
+            (self.workers, "agentlab-workers"),
+            (self.run_button, "agentlab-run"),
+            (self.message, "agentlab-message"),
+            (self.summary, "agentlab-summary"),
+            (self.run_status, "agentlab-run-status"),
+            (self.dag, "agentlab-dag"),
+            (self.timeline, "agentlab-timeline"),
+        ]:
+            widget.add_class(css_class)
+
+        self.rows: list[StepRow] = []
+        self._rows_box = widgets.VBox()
+        durations = step_durations(plan, team)
+        for step in plan:
+            self._add_row(step, durations[step.id], DEFAULT_SUCCESS)
+        self.workers.observe(self._changed, names="value")
+        self.add_button.on_click(lambda _: self.add_step())
+        self.run_button.on_click(lambda _: self.run())
+
+        header = widgets.HBox(
+            [
+                widgets.HTML(f"<b>{name}</b>", layout=widgets.Layout(width=f"{px}px"))
+                for name, px in COLUMNS.items()
+            ]
+        )
+        controls = widgets.HBox([self.add_button, self.workers, self.run_button])
+        self.widget = widgets.VBox(
+            [
+                header,
+                self._rows_box,
+                controls,
+                self.message,
+                self.summary,
+                self.dag,
+                self.run_status,
+                self.timeline,
+            ]
+        )
+        self.refresh()
+
+    # --- editing -----------------------------------------------------------
+
+    def _add_row(self, step: Step, duration: float, success: float) -> StepRow:
+        row = step_row(step, list(self.team), duration, success)
+        for field in row.fields:
+            field.observe(self._changed, names="value")
+        row.remove.on_click(lambda _: self.remove_step(row))
+        self.rows.append(row)
+        self._rows_box.children = [r.box for r in self.rows]
+        return row
+
+    def add_step(self) -> StepRow:
+        """Append a step with a fresh id and no dependencies; wire it up by editing its row."""
+        taken = {row.id.value.strip() for row in self.rows}
+        n = len(self.rows) + 1
+        while f"s{n}" in taken:
+            n += 1
+        role = next(iter(self.team))
+        row = self._add_row(Step(f"s{n}", role, "a new step"), self.team[role].seconds, DEFAULT_SUCCESS)
+        self.refresh()
+        return row
+
+    def remove_step(self, row: StepRow | str) -> None:
+        """Remove a row (or the row whose id is `row`); steps that needed it now show an error."""
+        if isinstance(row, str):
+            matches = [r for r in self.rows if r.id.value.strip() == row]
+            if not matches:
+                raise KeyError(f"no step with id {row!r} in the editor")
+            row = matches[0]
+        self.rows.remove(row)
+        self._rows_box.children = [r.box for r in self.rows]
+        self.refresh()
+
+    def _changed(self, change: dict) -> None:
+        self.refresh()
+
+    # --- what the editor shows --------------------------------------------------
+
+    def refresh(self) -> None:
+        """Rebuild the plan from the rows; show it if valid, else show why not and keep the last one."""
+        try:
+            plan = Plan([row.step() for row in self.rows], roles=self.team)
+        except PlanError as e:
+            self.error = str(e)
+            self.message.value = f'<span style="color:#b00020">&#9888; {html.escape(self.error)}</span>'
+            return
+        self.plan, self.error = plan, ""
+        self.message.value = '<span style="color:#2e7d32">&#10003; valid plan</span>'
+        durations = step_durations(plan, self.team)
+        path, length = plan.critical_path(durations)
+        k = self.workers.value
+        span = makespan(virtual_schedule(plan, durations, k))
+        success = plan_success(plan, {row.id.value.strip(): row.success.value for row in self.rows})
+        self.summary.value = (
+            f"<b>critical path</b> {' &rarr; '.join(html.escape(s) for s in path)}: {length:g} s"
+            f" &middot; <b>makespan</b> on {k} worker{'s' if k != 1 else ''}: {span:g} s"
+            f" (one worker: {sum(durations.values()):g} s)"
+            f" &middot; <b>predicted success</b> {success:.1%}"
+        )
+        if plan != self._drawn:  # redraw only when the steps changed, not for workers or p
+            self.dag.value = png(lambda ax: draw_plan(plan, ax, durations=durations), (7, 3.2))
+            self._drawn = plan
+        if self.last_run is None or self.last_run.plan != plan or self.last_run.workers != k:
+            self._show_timeline(None)  # a timeline is only shown for the plan and workers on screen
+
+    def run(self) -> Run:
+        """Run the current (last valid) plan on the chosen number of workers and draw its timeline."""
+        self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)
+        self._show_timeline(self.last_run)
+        return self.last_run
+
+    def _show_timeline(self, run: Run | None) -> None:
+        if run is None:
+            self.timeline.layout.display = "none"
+            self.run_status.value = "Click <b>Run</b> to run this plan and see its timeline."
+            return
+        rows = min(run.workers, len(run.plan))
+        self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
+        self.timeline.layout.display = None
+        self.run_status.value = f"<b>Run</b>: {html.escape(run.summary())}"
+
+    # --- display in a notebook -------------------------------------------------
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = f"PlanEditor: {len(self.plan)} steps (a live widget: edit it in JupyterLab)"
+        return bundle
