@@ -1,11 +1,17 @@
-"""The model layer: one interface (`base`), and which backend is active (`backend`).
+"""The model layer: one interface, three backends, and what the calls cost.
+
+- `base`: the interface every model answers (`LLM.complete` -> `Completion`);
+- `anthropic`: real Claude through the official SDK (`AnthropicLLM`);
+- `replay`: record any model's calls to a file and replay them offline;
+- `usage`: a dated price table and usage roll-ups per role and model;
+- `backend`: which model the environment asks for (`make_llm`, `describe_backend`).
 
 Importing the kit never needs a key: the Claude backend builds its SDK client on
 its first call.
 """
 
 from agentlab.llm.anthropic import AnthropicLLM
-from agentlab.llm.backend import BACKENDS, choose_backend, describe_backend
+from agentlab.llm.backend import BACKENDS, choose_backend, describe_backend, make_llm
 from agentlab.llm.base import (
     LLM,
     Completion,
@@ -17,17 +23,20 @@ from agentlab.llm.base import (
     assistant_message,
     tool_results_message,
 )
+from agentlab.llm.replay import RecordingLLM, ReplayLLM
 from agentlab.llm.usage import PRICES, Price, UsageReport, cost, usage_report
 
 __all__ = [
     "BACKENDS",
     "LLM",
+    "PRICES",
     "AnthropicLLM",
     "Completion",
     "Message",
-    "PRICES",
-    "Price",
     "ModelError",
+    "Price",
+    "RecordingLLM",
+    "ReplayLLM",
     "Tool",
     "ToolCall",
     "Usage",
@@ -36,6 +45,7 @@ __all__ = [
     "choose_backend",
     "cost",
     "describe_backend",
+    "make_llm",
     "tool_results_message",
     "usage_report",
 ]

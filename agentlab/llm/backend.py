@@ -1,15 +1,29 @@
-"""Backend selection: simulated unless the learner asks for Claude.
+"""Backend selection: simulated unless the learner asks for Claude or a replay.
 
-`AGENTLAB_BACKEND` (simulated | anthropic) wins when set; otherwise a present
-`ANTHROPIC_API_KEY` selects Claude. The test suite pins `simulated`.
+The environment decides, so the same notebook runs offline in class and on Claude at home:
+
+- `AGENTLAB_BACKEND` = simulated | anthropic | replay wins when set;
+- otherwise a present `ANTHROPIC_API_KEY` selects Claude, and no key the simulator.
+
+With Claude: `AGENTLAB_PLANNER_MODEL` / `AGENTLAB_EXECUTOR_MODEL` choose the models and
+`ANTHROPIC_BASE_URL` points at another Anthropic-compatible server (e.g. a local Ollama).
+`AGENTLAB_RECORD=calls.jsonl` records every call of the chosen backend to that file;
+`AGENTLAB_BACKEND=replay` with `AGENTLAB_REPLAY=calls.jsonl` answers from it, offline.
+The test suite pins `simulated`.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-BACKENDS = ("simulated", "anthropic")
+from agentlab.llm.anthropic import AnthropicLLM, configured_models
+from agentlab.llm.base import LLM
+from agentlab.llm.replay import RecordingLLM, ReplayLLM
+
+BACKENDS = ("simulated", "anthropic", "replay")
 
 
 def choose_backend(env: Mapping[str, str] | None = None) -> str:
@@ -23,11 +37,60 @@ def choose_backend(env: Mapping[str, str] | None = None) -> str:
     return "anthropic" if env.get("ANTHROPIC_API_KEY", "").strip() else "simulated"
 
 
+def make_llm(backend: str | None = None, *, env: Mapping[str, str] | None = None, **options: Any) -> LLM:
+    """Build the backend `backend` names (default: the one the environment asks for).
+
+    `options` go to its constructor: e.g. `seed=` and `error_rate=` for the simulator,
+    `planner_model=` or `base_url=` for Claude, `path=` for a replay.
+    """
+    env = os.environ if env is None else env
+    name = choose_backend(env) if backend is None else backend.strip().lower()
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
+    if name == "replay":
+        path = options.pop("path", None) or env.get("AGENTLAB_REPLAY", "").strip()
+        if not path:
+            raise ValueError("the replay backend needs a recording: set AGENTLAB_REPLAY=path/to/calls.jsonl")
+        return ReplayLLM(path, **options)
+    if name == "simulated":
+        from agentlab.llm.simulated import SimulatedLLM  # imported only when asked for
+
+        llm: LLM = SimulatedLLM(**options)
+    else:
+        planner, executor = configured_models(env)
+        options.setdefault("planner_model", planner)
+        options.setdefault("executor_model", executor)
+        llm = AnthropicLLM(**options)
+    record = env.get("AGENTLAB_RECORD", "").strip()
+    return RecordingLLM(llm, record) if record else llm
+
+
 def describe_backend(env: Mapping[str, str] | None = None) -> str:
-    """One line saying which backend is active and what that means today."""
-    if choose_backend(env) == "simulated":
-        return "Backend: simulated (offline, deterministic; no key needed)."
-    return (
-        "Backend: anthropic (asked for by your environment). Notebooks 00-02 use stub agents "
-        "either way; the Claude backend arrives with notebook 03."
-    )
+    """One line saying which backend is active and with which models; never shows a key."""
+    env = os.environ if env is None else env
+    name = choose_backend(env)
+    if name == "simulated":
+        line = "Backend: simulated (offline, deterministic; no key needed)."
+    elif name == "anthropic":
+        planner, executor = configured_models(env)
+        line = f"Backend: anthropic (Claude via the official SDK): planner {planner}, executor {executor}"
+        server = env.get("ANTHROPIC_BASE_URL", "").strip()
+        if server:
+            line += f", server {server}"
+        elif not env.get("ANTHROPIC_API_KEY", "").strip():
+            line += "; no ANTHROPIC_API_KEY is set, so calls will fail"
+        line += "."
+    else:
+        path = env.get("AGENTLAB_REPLAY", "").strip()
+        if not path:
+            line = "Backend: replay, but AGENTLAB_REPLAY names no recording."
+        elif not Path(path).exists():
+            line = f"Backend: replay of {path}, which does not exist."
+        else:
+            line = (
+                f"Backend: replay of {path} (offline; {len(ReplayLLM(path))} recorded calls; no key needed)."
+            )
+    record = env.get("AGENTLAB_RECORD", "").strip()
+    if record and name != "replay":
+        line += f" Recording every call to {record}."
+    return line
