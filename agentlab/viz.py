@@ -106,7 +106,7 @@ def draw_plan(
             max(depth.values()) + 1,
             max(list(depth.values()).count(d) for d in set(depth.values())),
         )
-        _, ax = plt.subplots(figsize=(min(2 + 1.8 * width, 14), min(1.5 + 1.0 * height, 9)))
+        _, ax = plt.subplots(figsize=(min(2 + 1.8 * width, 14), min(1.5 + 0.8 * height, 9)))
     graph = plan.to_networkx()
     pos = layout(plan)
 
