@@ -326,13 +326,16 @@ def test_models_come_from_arguments_then_environment_then_defaults(monkeypatch):
     assert configured_models({}) == ("claude-opus-5-5", "claude-haiku-5-5")
 
 
-def test_a_local_server_gets_a_placeholder_key_and_the_base_url(monkeypatch):
+@pytest.mark.parametrize("by_env", [False, True])
+def test_a_local_server_gets_a_placeholder_key_and_the_base_url(monkeypatch, by_env):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     api = FakeAPI(reply([{"type": "text", "text": "hello from a local model"}], model="qwen3:8b"))
     http = httpx2.Client(transport=httpx2.MockTransport(api))
-    llm = AnthropicLLM(
-        "qwen3:8b", "qwen3:8b", base_url="http://localhost:11434", http_client=http, max_retries=0
-    )
+    if by_env:  # the SDK reads ANTHROPIC_BASE_URL itself
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:11434")
+        llm = AnthropicLLM("qwen3:8b", "qwen3:8b", http_client=http, max_retries=0)
+    else:
+        llm = AnthropicLLM("qwen3:8b", "qwen3:8b", base_url="http://localhost:11434", http_client=http)
     completion = llm.complete(system="s", messages=USER)
     assert completion.model == "qwen3:8b"
     assert str(api.requests[0].url) == "http://localhost:11434/v1/messages"

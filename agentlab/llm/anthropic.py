@@ -235,7 +235,8 @@ class AnthropicLLM:
             import anthropic
 
             api_key = self._api_key
-            if api_key is None and self.base_url and not os.environ.get("ANTHROPIC_API_KEY"):
+            local = self.base_url or os.environ.get("ANTHROPIC_BASE_URL")
+            if api_key is None and local and not os.environ.get("ANTHROPIC_API_KEY"):
                 api_key = "local-server"  # local servers want some key, and ignore its value
             self._client = anthropic.Anthropic(
                 api_key=api_key,
