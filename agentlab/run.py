@@ -13,8 +13,9 @@ Every state change lands in the trace, timed on one of two clocks:
   running step to report before moving the clock on, so the trace, the slots
   and the outputs are the same whatever the threads do, and the schedule is
   exactly `schedule.virtual_schedule`'s.
-- "real": wall-clock seconds, for real models and tools, where the point is
-  to measure. Outputs are still the same; the times are not.
+- "real": wall-clock seconds since the run began (a step starts when it is
+  handed to the pool), for real models and tools, where the point is to
+  measure. Outputs are still the same; the times are not.
 
 If a step fails (its agent raises, or returns something that is not text), the
 run stops cleanly: nothing new starts, steps already running finish and keep
