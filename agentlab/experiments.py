@@ -5,12 +5,28 @@ each step succeeds on its own, independently of the others, with its own
 probability. Then the plan succeeds only if every step does, so the chances
 multiply: five steps at 0.9 each succeed together about 59% of the time.
 Later notebooks test that model against real runs and loosen its assumptions.
+
+The module reads in three parts:
+
+1. Exact answers (analytic): a chain of n steps, the longest chain that still
+   beats one agent, and what retries, an imperfect checker and majority voting
+   do to one step's chance.
+2. Simulation (Monte Carlo, vectorised with numpy and seeded): chains and DAGs,
+   with failures that are independent or correlated through a shared per-task
+   difficulty. Every estimate carries a 95% Wilson interval.
+3. pass^k, the τ-bench measure (Yao et al. 2024, arXiv:2406.12045): the chance
+   that k tries at the same task all succeed, which falls more slowly than p^k
+   when some tasks are simply harder than others.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
 
 from agentlab.plan import Plan
 
@@ -25,3 +41,286 @@ def plan_success(plan: Plan, p: Mapping[str, float]) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
             raise ValueError(f"the success probability of step {step.id!r} must be in [0, 1], got {value!r}")
     return math.prod(p[step.id] for step in plan)
+
+
+# --- checking inputs ---------------------------------------------------------------------
+
+
+def check_probability(name: str, value: object) -> float:
+    """`value` as a float, if it is a real number in [0, 1]; else a ValueError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
+    return float(value)
+
+
+def check_count(name: str, value: object, least: int = 1) -> int:
+    """`value` as an int, if it is a whole number >= `least`; else a ValueError naming `name`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
+    return int(value)
+
+
+# --- 1. exact answers --------------------------------------------------------------------
+
+
+def chain_success(p: float, n: int) -> float:
+    """The chance that a chain of `n` steps, each right with probability `p`
+    independently, is right end to end: p ** n."""
+    return check_probability("p", p) ** check_count("n", n)
+
+
+def longest_winning_chain(p: float, q: float) -> int | float:
+    """The largest n for which a chain of n steps at `p` each beats one agent
+    that succeeds with probability `q` (p ** n > q strictly).
+
+    0 when even one step is no better than the single agent (p <= q), and
+    math.inf when the chain never falls to q (p == 1, or q == 0).
+    """
+    p, q = check_probability("p", p), check_probability("q", q)
+    if p <= q:
+        return 0
+    if p == 1 or q == 0:
+        return math.inf
+    n = math.floor(math.log(q) / math.log(p))
+    while p ** (n + 1) > q:  # the logarithms can be off by one at an exact tie; settle it with powers
+        n += 1
+    while n > 0 and p**n <= q:
+        n -= 1
+    return n
+
+
+def with_retries(p: float, attempts: int) -> float:
+    """One step's chance when a failed try is noticed and redone, up to `attempts`
+    tries in all, each independent: 1 - (1 - p) ** attempts."""
+    return 1 - (1 - check_probability("p", p)) ** check_count("attempts", attempts)
+
+
+def with_checker(p: float, attempts: int, catch: float, false_alarm: float) -> float:
+    """One step's chance when a checker reviews every result and rejected ones are redone.
+
+    The model: each try is right with probability `p`. The checker rejects a
+    wrong result with probability `catch` and a right one with probability
+    `false_alarm`. A rejected result is tried again, up to `attempts` tries in
+    all; if the last is rejected too, the step gives up. The step succeeds when
+    the result it finally accepts is right. Per try, a right result is
+    accepted with probability a = p (1 - false_alarm) and any result is
+    rejected with probability r = p false_alarm + (1 - p) catch, so the answer
+    is a (1 + r + ... + r ** (attempts - 1)).
+
+    More tries cannot lift it past a / (1 - r): the share of accepted results
+    that are right. A checker that misses wrong results caps the step.
+    """
+    p = check_probability("p", p)
+    attempts = check_count("attempts", attempts)
+    catch = check_probability("catch", catch)
+    false_alarm = check_probability("false_alarm", false_alarm)
+    accept_right = p * (1 - false_alarm)
+    reject = p * false_alarm + (1 - p) * catch
+    return accept_right * sum(reject**i for i in range(attempts))
+
+
+def majority_vote(p: float, voters: int) -> float:
+    """The chance that a majority of `voters` independent tries, each right with
+    probability `p`, is right; a tie is settled by a fair coin.
+
+    Every wrong answer is counted as one bloc voting against the right one,
+    which is the worst case: wrong answers that disagree with each other make
+    the right one easier to pick out. Voting helps only when p > 0.5.
+    """
+    p, voters = check_probability("p", p), check_count("voters", voters)
+
+    def exactly(k: int) -> float:  # the chance that exactly k of the voters are right
+        return math.comb(voters, k) * p**k * (1 - p) ** (voters - k)
+
+    wins = sum(exactly(k) for k in range(voters // 2 + 1, voters + 1))
+    tie = exactly(voters // 2) / 2 if voters % 2 == 0 else 0.0
+    return wins + tie
+
+
+def correlated_chain_success(p: float, n: int, correlation: float) -> float:
+    """The chance that a chain of `n` steps succeeds when tasks differ in difficulty.
+
+    Each task draws its own step success rate from a Beta distribution with
+    mean `p`; its steps then succeed independently at that rate, so two steps
+    of one task have outcomes correlated by `correlation` (0: every task alike,
+    back to p ** n; 1: a task's steps all succeed or all fail, so p for any n).
+    The answer is the mean of rate ** n over tasks, a Beta moment:
+    p times the product over i = 1 .. n-1 of (p k + i) / (k + i), k = 1/correlation - 1.
+    """
+    p, n = check_probability("p", p), check_count("n", n)
+    correlation = check_probability("correlation", correlation)
+    if correlation == 0:
+        return p**n
+    k = 1 / correlation - 1
+    return p * math.prod((p * k + i) / (k + i) for i in range(1, n))
+
+
+# --- 2. simulation -----------------------------------------------------------------------
+
+Z95 = 1.959963984540054  # the normal quantile that leaves 2.5% in each tail
+BATCH = 1 << 16  # runs simulated at a time, so memory stays small however many trials
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for a success rate (95% with the default z).
+
+    Unlike the textbook p ± z sqrt(p(1-p)/n), it stays inside [0, 1] and does
+    not shrink to a single point when every trial succeeds, or none does.
+    """
+    trials = check_count("trials", trials)
+    successes = check_count("successes", successes, least=0)
+    if successes > trials:
+        raise ValueError(f"successes ({successes}) cannot exceed trials ({trials})")
+    rate = successes / trials
+    scale = 1 + z**2 / trials
+    centre = (rate + z**2 / (2 * trials)) / scale
+    half = z / scale * math.sqrt(rate * (1 - rate) / trials + z**2 / (4 * trials**2))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A success rate measured by simulation (or by real runs): successes out of trials."""
+
+    successes: int
+    trials: int
+
+    @property
+    def value(self) -> float:
+        return self.successes / self.trials
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% Wilson interval around `value`."""
+        return wilson_interval(self.successes, self.trials)
+
+    def covers(self, probability: float) -> bool:
+        """Whether `probability` lies inside the 95% interval."""
+        low, high = self.interval
+        return low <= probability <= high
+
+    def __str__(self) -> str:
+        low, high = self.interval
+        return f"{self.value:.4f} (95% interval {low:.4f} to {high:.4f}, {self.trials:,} runs)"
+
+
+def task_rates(p: float, correlation: float, runs: int, rng: np.random.Generator) -> np.ndarray:
+    """One step success rate per run (task): Beta with mean `p` whose spread makes two
+    steps of one run correlate by `correlation`; just `p` for every run when it is 0."""
+    if correlation == 0 or p in (0, 1):
+        return np.full(runs, p)
+    if correlation == 1:  # the Beta's limit: each run is all right (rate 1) or all wrong (rate 0)
+        return (rng.random(runs) < p).astype(float)
+    k = 1 / correlation - 1  # the Beta's a + b; its mean is a / (a + b) = p
+    return rng.beta(p * k, (1 - p) * k, runs)
+
+
+def draw_outcomes(
+    p: float | np.ndarray, runs: int, steps: int, correlation: float, rng: np.random.Generator
+) -> np.ndarray:
+    """A runs x steps array of booleans, True where a step went right.
+
+    `p` is one probability for every step, or one per step (independent only).
+    """
+    if correlation == 0:
+        rate = np.asarray(p)  # one for all, or one per column
+    else:
+        rate = task_rates(float(p), correlation, runs, rng)[:, None]  # one per row, shared by its steps
+    return rng.random((runs, steps)) < rate
+
+
+def _batches(trials: int):
+    """Sizes of the batches that make up `trials` runs."""
+    for start in range(0, trials, BATCH):
+        yield min(BATCH, trials - start)
+
+
+def simulate_chain(
+    p: float, n: int, trials: int = 100_000, *, correlation: float = 0.0, seed: int = 0
+) -> Estimate:
+    """Run `trials` chains of `n` steps at `p` each and count those that went right end to end.
+
+    With `correlation` > 0 each run draws its own difficulty first (see
+    `task_rates`), as real tasks do; the same seed always gives the same count.
+    """
+    p, n, trials = check_probability("p", p), check_count("n", n), check_count("trials", trials)
+    correlation = check_probability("correlation", correlation)
+    rng = np.random.default_rng(seed)
+    successes = 0
+    for runs in _batches(trials):
+        successes += int(draw_outcomes(p, runs, n, correlation, rng).all(axis=1).sum())
+    return Estimate(successes, trials)
+
+
+def simulate_plan(
+    plan: Plan,
+    p: float | Mapping[str, float],
+    trials: int = 100_000,
+    *,
+    correlation: float = 0.0,
+    seed: int = 0,
+) -> Estimate:
+    """Run `plan` `trials` times with random step failures; count the runs whose deliverable is right.
+
+    A failure here is a wrong result, and it flows downstream: a step's output is
+    right only if the step went right and so did every output it was given. So
+    the deliverable (the final step) needs exactly the steps upstream of it; a
+    side step that nothing downstream reads cannot spoil it. `p` is one
+    probability for every step, or a mapping from step id to probability.
+    """
+    if isinstance(p, Mapping):
+        missing = [s.id for s in plan if s.id not in p]
+        if missing:
+            raise ValueError(f"no success probability for step {missing[0]!r}")
+        probs = [check_probability(f"the success probability of step {s.id!r}", p[s.id]) for s in plan]
+    else:
+        probs = [check_probability("p", p)] * len(plan)
+    trials = check_count("trials", trials)
+    correlation = check_probability("correlation", correlation)
+    if correlation > 0 and len(set(probs)) > 1:
+        raise ValueError("correlated failures need one success probability shared by every step")
+    each = np.array(probs) if correlation == 0 else probs[0]
+    column = {step.id: i for i, step in enumerate(plan)}
+    rng = np.random.default_rng(seed)
+    successes = 0
+    for runs in _batches(trials):
+        went_right = draw_outcomes(each, runs, len(plan), correlation, rng)
+        right: dict[str, np.ndarray] = {}
+        for step in plan.topological_order():
+            right[step.id] = went_right[:, column[step.id]]
+            for dep in step.depends_on:
+                right[step.id] = right[step.id] & right[dep]
+        successes += int(right[plan.final_step.id].sum())
+    return Estimate(successes, trials)
+
+
+# --- 3. pass^k ---------------------------------------------------------------------------
+
+
+def simulate_attempts(
+    p: float, tasks: int, attempts: int, *, correlation: float = 0.0, seed: int = 0
+) -> np.ndarray:
+    """Outcomes of `attempts` independent tries at each of `tasks` tasks: a tasks x attempts
+    boolean array. With `correlation` > 0, tasks differ in difficulty (see `task_rates`)."""
+    p, tasks = check_probability("p", p), check_count("tasks", tasks)
+    attempts = check_count("attempts", attempts)
+    correlation = check_probability("correlation", correlation)
+    return draw_outcomes(p, tasks, attempts, correlation, np.random.default_rng(seed))
+
+
+def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
+    """τ-bench's pass^k: the chance that k tries at the same task all succeed.
+
+    `outcomes` holds n >= k recorded tries per task (one row per task). With c
+    successes among a task's n tries, C(c, k) / C(n, k) is an unbiased estimate
+    of that task's pass^k; the answer is the mean over tasks.
+    """
+    outcomes = np.asarray(outcomes)
+    if outcomes.ndim != 2 or outcomes.shape[0] == 0 or outcomes.dtype != bool:
+        raise ValueError(f"outcomes must be a tasks x tries array of booleans, got shape {outcomes.shape}")
+    k = check_count("k", k)
+    tries = outcomes.shape[1]
+    if k > tries:
+        raise ValueError(f"pass^{k} needs at least {k} tries per task, got {tries}")
+    successes = outcomes.sum(axis=1)
+    return float(np.mean([math.comb(int(c), k) for c in successes]) / math.comb(tries, k))
