@@ -1,0 +1,76 @@
+"""The offline task world: an invented archipelago, real tools, and questions with gold answers.
+
+Read in this order: `data` (the Skerrow Isles: who and what is there), `tools`
+(lookup, search and a safe calculator, and the specs a model sees), `tasks`
+(the question grammar, seeded generators, gold answers and grading).
+"""
+
+from agentlab.world.data import ARCHIPELAGO, ENTITIES, KINDS, QUANTITIES, RELATIONS, Entity
+from agentlab.world.tasks import (
+    Arithmetic,
+    AttributeOf,
+    Difference,
+    Extreme,
+    Lookup,
+    Name,
+    Phrase,
+    Question,
+    QuestionError,
+    Task,
+    Total,
+    chain_task,
+    check_answer,
+    fanout_task,
+    find_question,
+    gold_answer,
+    make_tasks,
+    normalise,
+    parse_phrase,
+    parse_question,
+    render,
+    render_phrase,
+    sample_tasks,
+    single_task,
+)
+from agentlab.world.tools import FUNCTIONS, TOOLS, ToolError, calculate, describe, find_entity, lookup, search
+
+__all__ = [
+    "ARCHIPELAGO",
+    "ENTITIES",
+    "FUNCTIONS",
+    "KINDS",
+    "QUANTITIES",
+    "RELATIONS",
+    "TOOLS",
+    "Arithmetic",
+    "AttributeOf",
+    "Difference",
+    "Entity",
+    "Extreme",
+    "Lookup",
+    "Name",
+    "Phrase",
+    "Question",
+    "QuestionError",
+    "Task",
+    "ToolError",
+    "Total",
+    "calculate",
+    "chain_task",
+    "check_answer",
+    "describe",
+    "fanout_task",
+    "find_entity",
+    "find_question",
+    "gold_answer",
+    "lookup",
+    "make_tasks",
+    "normalise",
+    "parse_phrase",
+    "parse_question",
+    "render",
+    "render_phrase",
+    "sample_tasks",
+    "search",
+    "single_task",
+]
