@@ -12,21 +12,33 @@ succeeds; Run executes the plan and draws who ran what when.
 It is plain Python over ipywidgets: setting a field's `.value` or calling
 `Button.click()` does what a learner's edit or click does, which is how the
 tests drive it without a browser or a kernel.
+
+At the end, `ReliabilityExplorer` (notebook 06) puts the p^n law on sliders:
+chain success against length, beside one agent's chance q.
 """
 
 from __future__ import annotations
 
 import html
 import io
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import ipywidgets as widgets
+import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from agentlab.agents import STUB_TEAM, Agent
-from agentlab.experiments import plan_success
+from agentlab.experiments import (
+    chain_success,
+    check_count,
+    check_probability,
+    longest_winning_chain,
+    plan_success,
+    with_retries,
+)
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
@@ -261,4 +273,116 @@ class PlanEditor:
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         bundle["text/plain"] = f"PlanEditor: {len(self.plan)} steps (a live widget: edit it in JupyterLab)"
+        return bundle
+
+
+# --- the reliability explorer --------------------------------------------------------------
+
+
+class ReliabilityExplorer:
+    """Sliders for a step's chance p, the chain length n, one agent's chance q and
+    the retries per step; a plot of chain success against length, with the
+    single agent's line and the last length at which the chain still wins.
+
+    A step with r retries succeeds with probability 1 - (1 - p) ** (r + 1)
+    (failures are noticed and tries are independent). `explorer.crossover` is
+    that last winning length (0: one agent always wins; math.inf: it never does).
+    """
+
+    def __init__(self, p: float = 0.9, n: int = 5, q: float = 0.6, retries: int = 0, max_n: int = 30):
+        max_n = check_count("max_n", max_n, least=2)
+        p, q = check_probability("p", p), check_probability("q", q)
+        n, retries = check_count("n", n), check_count("retries", retries, least=0)
+        if n > max_n:
+            raise ValueError(f"n must be at most max_n ({max_n}), got {n}")
+        slider = {"continuous_update": True, "style": {"description_width": "70px"}}
+        self.p = widgets.FloatSlider(
+            p, min=0, max=1, step=0.005, readout_format=".3f", description="p (step)", **slider
+        )
+        self.n = widgets.IntSlider(n, min=1, max=max_n, description="n (steps)", **slider)
+        self.q = widgets.FloatSlider(q, min=0, max=1, step=0.01, description="q (single)", **slider)
+        self.retries = widgets.IntSlider(retries, min=0, max=max(5, retries), description="retries", **slider)
+        self.summary = widgets.HTML()
+        self.plot = widgets.Image(format="png")
+        for widget, css_class in [
+            (self.summary, "agentlab-reliability-summary"),
+            (self.plot, "agentlab-reliability-plot"),
+        ]:
+            widget.add_class(css_class)
+        for slider_widget in self.sliders:
+            slider_widget.observe(self._changed, names="value")
+        self.widget = widgets.VBox(
+            [widgets.HBox([self.p, self.n]), widgets.HBox([self.q, self.retries]), self.summary, self.plot]
+        )
+        self.refresh()
+
+    @property
+    def sliders(self) -> list[widgets.ValueWidget]:
+        return [self.p, self.n, self.q, self.retries]
+
+    @property
+    def step_success(self) -> float:
+        """One step's chance with its retries."""
+        return with_retries(self.p.value, self.retries.value + 1)
+
+    @property
+    def chain(self) -> float:
+        """The chance that the whole chain of n steps succeeds."""
+        return chain_success(self.step_success, self.n.value)
+
+    @property
+    def crossover(self) -> int | float:
+        """The longest chain that still beats the single agent."""
+        return longest_winning_chain(self.step_success, self.q.value)
+
+    def _changed(self, change: dict) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Recompute the figures and redraw the plot for the sliders' current values."""
+        n, q, step = self.n.value, self.q.value, self.step_success
+        winner = "the chain wins" if self.chain > q else "one agent wins"
+        if self.crossover == 0:
+            verdict = "one agent wins at every length"
+        elif self.crossover == math.inf:
+            verdict = "the chain never falls below one agent"
+        else:
+            verdict = f"the chain wins up to n = {self.crossover} steps"
+        tries = (
+            f" with {self.retries.value} retr{'y' if self.retries.value == 1 else 'ies'}"
+            if self.retries.value
+            else ""
+        )
+        self.summary.value = (
+            f"<b>step</b> {step:.1%}{html.escape(tries)} &middot; <b>chain of {n}</b> {self.chain:.1%}"
+            f" &middot; <b>one agent</b> {q:.1%} &middot; at n = {n} {winner} &middot; {verdict}"
+        )
+        self.plot.value = png(self.draw, (8, 3.4))
+
+    def draw(self, ax: Axes) -> Axes:
+        """Chain success against length, the single agent's line, the crossover and n."""
+        lengths = np.arange(1, self.n.max + 1)
+        step, q, n = self.step_success, self.q.value, self.n.value
+        if self.retries.value:
+            ax.plot(lengths, self.p.value**lengths, color="#9a9a9a", linestyle=":", label="chain, no retries")
+        ax.plot(lengths, step**lengths, color="#4c72b0", marker=".", label=f"chain at {step:.3f} per step")
+        ax.axhline(q, color="#dd8452", label=f"one agent, q = {q:.2f}")
+        if 0 < self.crossover <= self.n.max:
+            ax.axvline(
+                self.crossover,
+                color="#c44e52",
+                linestyle="--",
+                label=f"chain wins up to n = {self.crossover}",
+            )
+        ax.plot([n], [self.chain], "o", color="#2ca02c", markersize=9, label=f"n = {n}: {self.chain:.1%}")
+        ax.set_xlabel("steps in the chain (n)")
+        ax.set_ylabel("chance the whole chain succeeds")
+        ax.set_ylim(0, 1.02)
+        ax.set_xlim(0.5, self.n.max + 0.5)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+        return ax
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        bundle["text/plain"] = "ReliabilityExplorer (a live widget: move its sliders in JupyterLab)"
         return bundle
