@@ -1,0 +1,210 @@
+"""The plan editor in a real browser: JupyterLab, headless, driven by Debian's Chromium.
+
+The kernel-free tests in test_widgets.py check the editor's logic; this one checks
+that the widget really renders and reacts in JupyterLab: the front end draws it,
+an edit in the page reaches the kernel, and the click on Run comes back as a new
+result on screen. It writes its notebook at test time into a temporary root, so no
+unexecuted notebook is committed.
+
+Without /usr/bin/chromium it is skipped, unless AGENTLAB_REQUIRE_BROWSER=1 (as in CI),
+where a missing browser is a failure. Playwright never downloads a browser here: it
+is pointed at Debian's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root, where Chromium's sandbox cannot start
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TIMEOUT_MS = 30_000  # any single wait in the page
+SERVER_START_S = 60
+
+LOCAL = urllib.request.build_opener(
+    urllib.request.ProxyHandler({})
+)  # talk to 127.0.0.1 directly, whatever proxy is set
+
+EDITOR_CELL = "from agentlab.widgets import PlanEditor\n\neditor = PlanEditor(workers=2)\neditor"
+
+
+def require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    reason = f"{CHROMIUM} is missing (Debian: apt-get install chromium)"
+    if os.environ.get("AGENTLAB_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and AGENTLAB_REQUIRE_BROWSER=1 says the browser test must run")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_notebook(path: Path, source: str) -> None:
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": source}
+    kernel = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {"cells": [cell], "metadata": {"kernelspec": kernel}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook))
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """A headless JupyterLab on 127.0.0.1 over a temporary root; yields its URL, then stops it."""
+    require_chromium()
+    root = tmp_path / "root"
+    root.mkdir()
+    write_notebook(root / "editor.ipynb", EDITOR_CELL)
+    settings = tmp_path / "user-settings"
+    quiet(settings)
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    # The settings galata's configure_jupyter_server makes, as flags: no token, no browser,
+    # the app exposed to page scripts as window.jupyterapp, and nothing from the outside world.
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.allow_root=True",
+        f"--ServerApp.root_dir={root}",
+        "--IdentityProvider.token=",
+        "--ServerApp.password=",
+        "--ServerApp.disable_check_xsrf=True",
+        f"--LabApp.workspaces_dir={tmp_path / 'workspaces'}",
+        f"--LabApp.user_settings_dir={settings}",
+        "--LabApp.expose_app_in_browser=True",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    home = {
+        name: str(tmp_path / name.lower())
+        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR")
+    }
+    env = {**os.environ, **home, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(
+        command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        wait_for_server(server, url, tmp_path / "server.log")
+        yield url
+    finally:
+        shut_down_kernels(url)
+        stop(server)
+        log.close()
+
+
+def quiet(settings: Path) -> None:
+    """User settings for this server only: no news, no update checks, no toasts over the widget."""
+    path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True}))
+
+
+def wait_for_server(server: subprocess.Popen, url: str, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"JupyterLab exited with code {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with LOCAL.open(f"{url}/api/status", timeout=2):
+                return
+        except OSError:
+            time.sleep(0.2)
+    pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
+
+
+def shut_down_kernels(url: str) -> None:
+    """Kernels run in their own session, so ask the server to stop them before stopping it."""
+    try:
+        with LOCAL.open(f"{url}/api/kernels", timeout=5) as response:
+            kernels = json.load(response)
+        for kernel in kernels:
+            request = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}", method="DELETE")
+            LOCAL.open(request, timeout=10).close()
+    except OSError:
+        pass  # the server is already gone; stop() still ends its process group
+
+
+def stop(server: subprocess.Popen) -> None:
+    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(server.pid, sig)  # the group this fixture started, and nothing else
+            server.wait(wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def test_the_editor_runs_in_jupyterlab_and_a_browser_edit_changes_the_result(lab):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            expect.set_options(timeout=TIMEOUT_MS)
+            page.goto(f"{lab}/lab/tree/editor.ipynb")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+            page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+            summary, status = page.locator(".agentlab-summary"), page.locator(".agentlab-run-status")
+            expect(summary).to_contain_text("makespan on 2 workers: 6 s (one worker: 8 s)")
+            expect(status).to_contain_text("Click Run")
+
+            page.locator(".agentlab-run").click()
+            expect(status).to_contain_text("done: 4/4 steps in 6.0 s")
+            timeline = page.locator(".agentlab-timeline")
+            expect(timeline).to_be_visible()
+            first = status.inner_text()
+
+            message, rows = page.locator(".agentlab-message"), page.locator(".agentlab-step")
+            s1_after = rows.nth(0).locator(".agentlab-after input")
+            s1_after.fill("s4")
+            s1_after.press("Enter")  # text fields send their value on Enter (or when left)
+            expect(message).to_contain_text("the plan has a cycle")
+            s1_after.fill("")
+            s1_after.press("Enter")
+            expect(message).to_contain_text("valid plan")
+
+            s2_seconds = rows.nth(1).locator(".agentlab-seconds input")
+            s2_seconds.fill("10")
+            s2_seconds.press("Enter")
+            expect(summary).to_contain_text("critical path s2 → s4: 12 s")
+            expect(status).to_contain_text("Click Run")
+            expect(timeline).to_be_hidden()  # the old timeline belongs to the old plan
+
+            page.locator(".agentlab-run").click()
+            expect(status).to_contain_text("done: 4/4 steps in 12.0 s")
+            expect(timeline).to_be_visible()
+            assert status.inner_text() != first
+            expect(page.locator(".jp-OutputArea-output[data-mime-type$='stderr']")).to_have_count(0)
+        finally:
+            browser.close()
