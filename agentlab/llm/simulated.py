@@ -1,0 +1,771 @@
+"""A simulated LLM: a deterministic stand-in that does the kit's work the way a competent model would.
+
+It is a simulator, not a model, and says so everywhere (`backend = "simulated"`,
+its repr, the model names "sim-large" and "sim-small"). It answers the same
+requests a real model gets, recognising each by its structure:
+
+- a **plan** request carries a JSON Schema titled "Plan". The simulator reads the
+  task ("Task: ..." in the first user message) and the team ("- role: ... (tools:
+  a, b)" lines in the system prompt), decomposes the question the way the world's
+  grammar says it decomposes, and answers with JSON held to the schema: direct tool
+  steps with "$s1" references if the schema has a "tool" field, instructions for
+  the roles' agents if not. A **replan** is a plan request whose user message holds
+  a "Failure report": facts the completed steps found are reused, not looked up again;
+- anything else is an **agent turn** (an executor's tool loop, a writer's synthesis,
+  or a single ReAct agent): the goal is the first user message, the tools offered
+  are what it may call, and the tool results already in the conversation are all it
+  knows. It calls a tool when it lacks a fact and answers when it has them all.
+
+It never reads the answers from the world's data: facts come only from tool results
+and from the inputs a step is handed. (It knows the world's *grammar*, as a model
+knows English, and its names, to make its mistakes plausible.)
+
+**Errors, on purpose.** With `error_rate` > 0, a call that can go wrong in one of the
+selected `error_kinds` does so with that probability (the small model 3x as often):
+
+| kind                  | in a plan                                | in an agent turn                    |
+|-----------------------|------------------------------------------|-------------------------------------|
+| `malformed_json`      | text that is not valid JSON              | -                                   |
+| `wrong_tool_argument` | a misspelt or wrong argument in a step   | a misspelt argument in a tool call  |
+| `hallucinated_answer` | -                                        | a plausible but wrong final answer  |
+| `dropped_dependency`  | a step loses one of its `depends_on` ids | -                                   |
+| `finished_too_early`  | the plan stops before its last steps     | answers with what it has so far     |
+
+**Determinism.** Each call's randomness comes from a SHA-256 hash of (seed, model,
+the whole request), never from call order or shared state, so threads cannot
+change what it says.
+
+**Tokens.** `count_tokens` is the rule of thumb of about 4 characters per token
+(rounded up) for English text; JSON (tool specs, schemas, tool inputs) is counted
+on its compact serialisation. Real tokenizers differ by tens of per cent.
+
+**Latency** is virtual: `overhead + output_tokens / tokens_per_second` of the profile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.llm.base import Completion, Message, Tool, ToolCall, Usage
+from agentlab.world import (
+    ENTITIES,
+    Arithmetic,
+    Difference,
+    Extreme,
+    Lookup,
+    Name,
+    Phrase,
+    QuestionError,
+    Total,
+    calculate,
+    parse_question,
+    render,
+    render_phrase,
+)
+from agentlab.world.tools import ToolError, format_number
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How a simulated model behaves: its speed (virtual seconds) and how error-prone it is."""
+
+    name: str
+    overhead: float  # seconds before the first output token
+    tokens_per_second: float
+    error_factor: float  # multiplies the error rate you set (capped at 1)
+    summary: str
+
+
+PROFILES = {
+    "sim-large": Profile("sim-large", 1.2, 40.0, 1.0, "accurate, slow, expensive"),
+    "sim-small": Profile("sim-small", 0.4, 120.0, 3.0, "cheaper, faster, more errors"),
+}
+
+ERROR_KINDS = (
+    "malformed_json",
+    "wrong_tool_argument",
+    "hallucinated_answer",
+    "dropped_dependency",
+    "finished_too_early",
+)
+_PLAN_ERRORS = ("malformed_json", "wrong_tool_argument", "dropped_dependency", "finished_too_early")
+
+
+def count_tokens(text: str) -> int:
+    """About 4 characters per token, rounded up: the kit's approximate tokenizer."""
+    return math.ceil(len(text) / 4)
+
+
+@dataclass(frozen=True)
+class InjectedError:
+    """A record of one error the simulator made on purpose (for explaining a run, not for the run)."""
+
+    model: str
+    request: str  # "plan", "replan" or "turn"
+    kind: str
+    detail: str
+
+
+class SimulatedLLM:
+    """The kit's offline model. `error_rate` is the chance per call of one of `error_kinds`
+    (all kinds by default); `model` is the default profile, "sim-large" or "sim-small"."""
+
+    backend = "simulated"
+
+    def __init__(
+        self,
+        seed: int = 0,
+        error_rate: float = 0.0,
+        error_kinds: Sequence[str] | None = None,
+        model: str = "sim-large",
+    ):
+        if not 0.0 <= error_rate <= 1.0:
+            raise ValueError(f"error_rate must be between 0 and 1, got {error_rate!r}")
+        kinds = ERROR_KINDS if error_kinds is None else tuple(error_kinds)
+        unknown = [k for k in kinds if k not in ERROR_KINDS]
+        if unknown:
+            raise ValueError(f"unknown error kind(s) {unknown}; choose from {list(ERROR_KINDS)}")
+        self.seed, self.error_rate, self.error_kinds = seed, error_rate, kinds
+        self.model = _profile(model).name
+        self.injected: list[InjectedError] = []  # appended to by every call that erred on purpose
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        kinds = "" if self.error_kinds == ERROR_KINDS else f", error_kinds={list(self.error_kinds)}"
+        return (
+            f"SimulatedLLM(seed={self.seed}, error_rate={self.error_rate}{kinds}, "
+            f"model={self.model!r})  # a simulator, not a real model"
+        )
+
+    def complete(
+        self,
+        *,
+        system: str,
+        messages: Sequence[Message],
+        tools: Sequence[Tool] = (),
+        schema: Mapping[str, Any] | None = None,
+        model: str | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion:
+        profile = _profile(model or self.model)
+        request = _canonical(system, messages, tools, schema, max_tokens)
+        digest = hashlib.sha256(f"{self.seed}\x00{profile.name}\x00{request}".encode()).hexdigest()
+        rng = random.Random(int(digest[:16], 16))
+        rate = min(1.0, self.error_rate * profile.error_factor)
+        erring = rng.random() < rate  # drawn first, always, so the rate alone decides it
+
+        if _is_plan_request(schema):
+            kind = "replan" if _failure_report(messages) else "plan"
+            reply = _plan_reply(system, messages, schema, erring, self.error_kinds, rng)
+        else:
+            kind = "turn"
+            reply = _turn_reply(messages, tools, erring, self.error_kinds, rng)
+        if reply.error:
+            with self._lock:
+                self.injected.append(InjectedError(profile.name, kind, *reply.error))
+
+        calls = tuple(
+            ToolCall(f"toolu_sim_{digest[:12]}_{i}", name, args) for i, (name, args) in enumerate(reply.calls)
+        )
+        text = reply.text
+        output_tokens = count_tokens(text) + sum(
+            count_tokens(_compact({"n": c.name, "i": c.args})) for c in calls
+        )
+        stop = "tool_use" if calls else "end_turn"
+        if output_tokens > max_tokens:  # cut off mid-answer, as a real model is
+            text, calls, output_tokens, stop = text[: max_tokens * 4], (), max_tokens, "max_tokens"
+        data = None
+        if schema is not None and stop != "max_tokens":
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError:
+                data = None
+        usage = Usage(
+            input_tokens=_input_tokens(system, messages, tools, schema), output_tokens=output_tokens
+        )
+        latency = round(profile.overhead + output_tokens / profile.tokens_per_second, 3)
+        return Completion(text, profile.name, self.backend, usage, latency, data, calls, stop)
+
+
+def _profile(name: str) -> Profile:
+    if name not in PROFILES:
+        raise ValueError(f"the simulator has no model {name!r}; its profiles are {', '.join(PROFILES)}")
+    return PROFILES[name]
+
+
+# --- reading a request -----------------------------------------------------------------------
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    """JSON for the odd object in a request (a mapping proxy, say); never a repr with an address."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    raise TypeError(f"a request holds {type(value).__name__}, which is not JSON")
+
+
+def _plan_text(steps: list[dict[str, Any]]) -> str:
+    return json.dumps({"steps": steps}, ensure_ascii=False)
+
+
+def _canonical(system, messages, tools, schema, max_tokens) -> str:
+    specs = [[t.name, t.description, t.input_schema] for t in tools]
+    return _compact([system, list(messages), specs, schema, max_tokens])
+
+
+def _block_text(block: Any) -> str:
+    """The text a content block carries, for reading and for counting tokens."""
+    if isinstance(block, str):
+        return block
+    kind = block.get("type")
+    if kind == "text":
+        return block.get("text", "")
+    if kind == "tool_use":
+        return _compact({"n": block.get("name"), "i": block.get("input", {})})
+    if kind == "tool_result":
+        return _result_text(block)
+    return _compact(block)
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    content = block.get("content", "")
+    return content if isinstance(content, str) else "".join(_block_text(b) for b in content)
+
+
+def _message_text(message: Message) -> str:
+    content = message.get("content", "")
+    return content if isinstance(content, str) else "\n".join(_block_text(b) for b in content)
+
+
+def _input_tokens(system, messages, tools, schema) -> int:
+    parts = [system, *(_message_text(m) for m in messages)]
+    parts += [_compact([t.name, t.description, t.input_schema]) for t in tools]
+    if schema is not None:
+        parts.append(_compact(schema))
+    return sum(count_tokens(p) for p in parts)
+
+
+def _is_plan_request(schema: Mapping[str, Any] | None) -> bool:
+    return bool(schema) and (schema.get("title") == "Plan" or "steps" in schema.get("properties", {}))
+
+
+def _first_user_text(messages: Sequence[Message]) -> str:
+    return next((_message_text(m) for m in messages if m.get("role") == "user"), "")
+
+
+def _failure_report(messages: Sequence[Message]) -> str | None:
+    for m in messages:
+        text = _message_text(m)
+        if m.get("role") == "user" and "Failure report" in text:
+            return text
+    return None
+
+
+_LINE_ITEM = re.compile(r"^- ([\w.-]+): (.*)$", re.MULTILINE)
+
+
+def _key(text: str) -> str:
+    text = " ".join(str(text).replace("_", " ").split()).casefold()
+    return text[4:] if text.startswith("the ") else text
+
+
+@dataclass
+class _Reply:
+    text: str = ""
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    error: tuple[str, str] | None = None  # (kind, detail) when an error was injected
+
+
+# --- planning -------------------------------------------------------------------------------
+
+_TEAM_LINE = re.compile(r"^- ([\w-]+): .*?(?:\(tools: ([^)]*)\))?\s*$", re.MULTILINE)
+_TASK_LINE = re.compile(r"^Task: (.+)$", re.MULTILINE)
+
+
+def _plan_reply(system, messages, schema, erring, kinds, rng) -> _Reply:
+    request = _first_user_text(messages)
+    task = m.group(1).strip() if (m := _TASK_LINE.search(request)) else request.strip()
+    step_schema = schema.get("properties", {}).get("steps", {}).get("items", {})
+    direct = "tool" in step_schema.get("properties", {})
+    roles = _team(system, step_schema)
+    report = _failure_report(messages)
+    writer = _PlanWriter(roles, direct, _known_facts(report) if report else {})
+    steps = writer.write(task)
+
+    error = None
+    possible = [k for k in _PLAN_ERRORS if k in kinds and _plan_error_applies(k, steps)]
+    if erring and possible:
+        kind = rng.choice(possible)
+        steps, text, detail = _spoil_plan(kind, steps, rng)
+        error = (kind, detail)
+    else:
+        text = _plan_text(steps)
+    return _Reply(text, [], error)
+
+
+def _team(system: str, step_schema: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """role -> the tools it may use, from the team list in the system prompt; the schema's
+    role enum, when there is one, decides which roles exist."""
+    listed = {}
+    for m in _TEAM_LINE.finditer(system):
+        tools = tuple(t.strip() for t in (m.group(2) or "").split(",") if t.strip() and t.strip() != "none")
+        listed[m.group(1)] = tools
+    enum = step_schema.get("properties", {}).get("role", {}).get("enum")
+    if enum:
+        return {role: listed.get(role, ()) for role in enum}
+    return listed or {"agent": ()}
+
+
+class _PlanWriter:
+    """Writes the steps a competent planner would for one question of the world's grammar."""
+
+    def __init__(self, roles: Mapping[str, tuple[str, ...]], direct: bool, known: Mapping):
+        names = list(roles)
+        self.finder = next((r for r in names if "lookup" in roles[r]), names[0])
+        self.counter = next((r for r in names if "calculate" in roles[r]), self.finder)
+        self.writer = next((r for r in reversed(names) if not roles[r]), names[-1])
+        self.direct, self.known = direct, known
+        self.steps: list[dict[str, Any]] = []
+
+    def add(self, role, instruction, inputs, tool=None, args=None) -> str:
+        step_id = f"s{len(self.steps) + 1}"
+        step = {"id": step_id, "role": role, "instruction": instruction}
+        step["depends_on"] = sorted({r[1:] for r in inputs if r.startswith("$")}, key=self._order)
+        if tool:
+            step["tool"], step["args"] = tool, args
+        self.steps.append(step)
+        return "$" + step_id
+
+    def _order(self, step_id: str) -> int:
+        return [s["id"] for s in self.steps].index(step_id)
+
+    def entity(self, phrase: Phrase) -> str:
+        """A reference to (or the literal name of) what the phrase names, adding lookup steps."""
+        if isinstance(phrase, Name):
+            return phrase.text
+        return self.fact(self.entity(phrase.of), phrase.attribute)
+
+    def fact(self, entity: str, attribute: str) -> str:
+        known = self.known.get((_key(entity), _key(attribute)))
+        if known is not None:
+            return known
+        if self.direct:
+            args = {"entity": entity, "attribute": attribute}
+            return self.add(self.finder, f"Look up the {attribute} of {entity}.", [entity], "lookup", args)
+        return self.add(self.finder, f"What is the {attribute} of {entity}?", [entity])
+
+    def combine(self, refs: list[str], sign: str, what: str) -> str:
+        expression = f" {sign} ".join(refs)
+        if self.direct:
+            args = {"expression": expression}
+            return self.add(self.counter, f"Work out {what}.", refs, "calculate", args)
+        return self.add(self.counter, f"What is {expression}?", refs)
+
+    def write(self, task: str) -> list[dict[str, Any]]:
+        try:
+            question = parse_question(task)
+        except QuestionError:  # not a question it can decompose: hand it over whole
+            result = self.add(self.finder, task, [])
+            self.add(
+                self.writer,
+                f"Report the answer to the task: {task} The result to report is {result}.",
+                [result],
+            )
+            return self.steps
+        if isinstance(question, Lookup):
+            result = self.entity(question.phrase)
+        elif isinstance(question, Total | Difference):
+            items = question.items if isinstance(question, Total) else (question.first, question.second)
+            refs = [self.fact(self.entity(item), question.attribute) for item in items]
+            sign, what = ("+", "the total") if isinstance(question, Total) else ("-", "the difference")
+            result = self.combine(refs, sign, f"{what} {question.attribute}")
+        elif isinstance(question, Extreme):
+            labelled = []
+            for item in question.items:
+                name = self.entity(item)
+                labelled.append(Name(name, self.fact(name, question.attribute)))
+            compare = Extreme(question.attribute, tuple(labelled), question.highest)
+            result = self.add(
+                self.counter, render(compare), [n.text for n in labelled] + [n.value for n in labelled]
+            )
+        else:  # Arithmetic
+            result = self.combine([question.expression], "+", "the arithmetic")
+        report = f"Report the answer to the task in a few words: {render(question)}"
+        self.add(self.writer, f"{report} The result to report is {result}.", [result])
+        return self.steps
+
+
+def _known_facts(report: str) -> dict[tuple[str, str], str]:
+    """Facts found by the steps that completed before a failure, read from a failure report."""
+    previous = report.split("Previous plan:", 1)[-1]
+    start, end = previous.find("{"), previous.rfind("}")
+    try:
+        steps = json.loads(previous[start : end + 1])["steps"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    completed_part = report.split("Completed steps:", 1)[-1].split("Failed step", 1)[0]
+    outputs = {m.group(1): m.group(2).strip() for m in _LINE_ITEM.finditer(completed_part)}
+    facts = {}
+    for step in steps:
+        output = outputs.get(step.get("id"))
+        if output is None:
+            continue
+        if step.get("tool") == "lookup":
+            args = {k: _substitute(str(v), outputs) for k, v in step.get("args", {}).items()}
+            facts[(_key(args.get("entity", "")), _key(args.get("attribute", "")))] = output
+        else:
+            try:
+                question = parse_question(_substitute(step.get("instruction", ""), outputs))
+            except QuestionError:
+                continue
+            if isinstance(question, Lookup) and isinstance(question.phrase.of, Name):
+                facts[(_key(question.phrase.of.text), _key(question.phrase.attribute))] = output
+    return facts
+
+
+def _substitute(text: str, outputs: Mapping[str, str]) -> str:
+    return re.sub(r"\$([A-Za-z]\w*)", lambda m: outputs.get(m.group(1), m.group(0)), text)
+
+
+def _plan_error_applies(kind: str, steps: list[dict[str, Any]]) -> bool:
+    if kind == "dropped_dependency":
+        return any(s["depends_on"] for s in steps)
+    if kind == "finished_too_early":
+        return len(steps) >= 2
+    return True
+
+
+def _spoil_plan(kind, steps, rng) -> tuple[list[dict[str, Any]], str, str]:
+    """Make one realistic mistake in a plan; return the steps, the text and what was done."""
+    steps = json.loads(json.dumps(steps))  # a deep copy
+    if kind == "dropped_dependency":
+        step = rng.choice([s for s in steps if s["depends_on"]])
+        lost = step["depends_on"].pop(rng.randrange(len(step["depends_on"])))
+        detail = f"step {step['id']} no longer lists {lost} in depends_on"
+    elif kind == "finished_too_early":
+        keep = rng.randint(1, len(steps) - 1)
+        steps = steps[:keep]
+        detail = f"the plan stops after {keep} of its steps"
+    elif kind == "wrong_tool_argument":
+        detail = _spoil_step(steps, rng)
+    text = _plan_text(steps)
+    if kind == "malformed_json":
+        text, detail = _break_json(text, rng)
+    return steps, text, detail
+
+
+def _spoil_step(steps: list[dict[str, Any]], rng: random.Random) -> str:
+    """One wrong argument: a misspelt name or attribute (a tool will refuse it), or the
+    neighbouring attribute or the opposite sign (silently wrong)."""
+    candidates = [s for s in steps if s.get("tool") or _ATTRIBUTE.search(s["instruction"])]
+    candidates = [s for s in candidates if not s["instruction"].startswith("Report")]
+    if not candidates:
+        return "nothing in the plan could take a wrong argument"
+    step = rng.choice(candidates)
+    args = step.get("args") or {}
+    if step.get("tool") == "lookup":
+        field_name = "entity" if not args["entity"].startswith("$") and rng.random() < 0.5 else "attribute"
+        old = args[field_name]
+        args[field_name] = (
+            _misspell(old, rng) if field_name == "entity" or rng.random() < 0.5 else _neighbour(old)
+        )
+        return f"step {step['id']}: {field_name} {old!r} became {args[field_name]!r}"
+    if step.get("tool") == "calculate":
+        old = args["expression"]
+        args["expression"] = old.replace("+", "-", 1) if "+" in old else old.replace("-", "+", 1)
+        return f"step {step['id']}: expression {old!r} became {args['expression']!r}"
+    old = _ATTRIBUTE.search(step["instruction"]).group(1)
+    new = _misspell(old, rng) if rng.random() < 0.5 else _neighbour(old)
+    step["instruction"] = step["instruction"].replace(f"the {old} of", f"the {new} of", 1)
+    return f"step {step['id']}: the instruction asks for {new!r} instead of {old!r}"
+
+
+_ATTRIBUTE = re.compile(r"\bthe ([a-z][a-z ]*?) of ")
+
+
+def _misspell(word: str, rng: random.Random) -> str:
+    if len(word) < 3:
+        return word + word[-1:]
+    i = rng.randrange(1, len(word) - 1)
+    return word[:i] + word[i + 1 :]  # drop one inner letter
+
+
+_NEIGHBOURS = {
+    "population": "area",
+    "area": "population",
+    "age": "home island",
+    "crew": "tonnage",
+    "tonnage": "crew",
+    "membership": "founding year",
+    "price": "origin",
+}
+
+
+def _neighbour(attribute: str) -> str:
+    return _NEIGHBOURS.get(attribute, attribute + "s")
+
+
+def _break_json(text: str, rng: random.Random) -> tuple[str, str]:
+    how = rng.choice(("truncated", "trailing comma", "prose around it", "single quotes"))
+    if how == "truncated":
+        text = text[: rng.randint(len(text) // 3, len(text) - 2)]
+    elif how == "trailing comma":
+        text = text[:-2] + ",]}"
+    elif how == "prose around it":
+        text = "Here is the plan:\n" + text + "\nLet me know if you want changes."
+    else:
+        text = text.replace('"', "'")
+    return text, f"the plan's JSON is broken ({how})"
+
+
+# --- agent turns ------------------------------------------------------------------------------
+
+_INPUTS_HEADING = "Inputs from earlier steps:"
+_REPORT = re.compile(r"The result to report is (.+?)\.?\s*$", re.MULTILINE)
+_DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'")
+
+
+class _Need(Exception):
+    """Raised while solving: these tool calls must be made before the answer is known."""
+
+    def __init__(self, calls: list[tuple[str, dict[str, Any]]]):
+        self.calls = calls
+
+
+class _Stuck(Exception):
+    """Raised while solving: the answer cannot be found with what this agent has."""
+
+
+class _NoTool(_Stuck):
+    """Raised while solving: a fact is needed and this agent has no tool to get it."""
+
+
+@dataclass
+class _Knowledge:
+    """What the conversation so far has taught the agent, tool result by tool result."""
+
+    tools: tuple[str, ...]
+    facts: dict[tuple[str, str], str] = field(default_factory=dict)  # (tool, key) -> result
+    failures: dict[tuple[str, str], str] = field(default_factory=dict)  # (tool, key) -> error
+    found: list[str] = field(default_factory=list)  # successful results, in order
+
+    @classmethod
+    def read(cls, messages: Sequence[Message], tools: tuple[str, ...]) -> _Knowledge:
+        knowledge, asked = cls(tools), {}
+        for m in messages:
+            if isinstance(m.get("content"), str):
+                continue
+            for block in m["content"]:
+                if block.get("type") == "tool_use":
+                    asked[block["id"]] = (block["name"], block.get("input", {}))
+                elif block.get("type") == "tool_result" and block.get("tool_use_id") in asked:
+                    name, args = asked[block["tool_use_id"]]
+                    key = (name, _call_key(name, args))
+                    if block.get("is_error"):
+                        knowledge.failures[key] = _result_text(block)
+                    else:
+                        knowledge.facts[key] = _result_text(block)
+                        knowledge.found.append(_result_text(block))
+        return knowledge
+
+    def lookup(self, entity: str, attribute: str) -> str:
+        key = ("lookup", _call_key("lookup", {"entity": entity, "attribute": attribute}))
+        if key in self.facts:
+            return self.facts[key]
+        if key in self.failures:  # read the tool's error: a suggestion is worth one more try
+            error = self.failures[key]
+            hint = _DID_YOU_MEAN.search(error)
+            if hint and error.startswith("no entity"):
+                return self.lookup(hint.group(1), attribute)
+            if hint:
+                return self.lookup(entity, hint.group(1))
+            raise _Stuck(f"I could not find the {attribute} of {entity}: {error}")
+        if "lookup" not in self.tools:
+            raise _NoTool(f"I have no way to look up the {attribute} of {entity}.")
+        raise _Need([("lookup", {"entity": entity, "attribute": attribute})])
+
+    def calculate(self, expression: str) -> str:
+        key = ("calculate", _call_key("calculate", {"expression": expression}))
+        if key in self.facts:
+            return self.facts[key]
+        if key in self.failures:
+            raise _Stuck(f"the calculation {expression} failed: {self.failures[key]}")
+        if "calculate" not in self.tools:
+            try:
+                return calculate(expression)  # simple arithmetic, done in its head
+            except ToolError as e:
+                raise _Stuck(f"I cannot work out {expression}: {e}") from None
+        raise _Need([("calculate", {"expression": expression})])
+
+
+def _call_key(name: str, args: Mapping[str, Any]) -> str:
+    if name == "lookup":
+        return f"{_key(args.get('entity', ''))}|{_key(args.get('attribute', ''))}"
+    if name == "calculate":
+        return " ".join(str(args.get("expression", "")).split())
+    return _compact(args)
+
+
+def _turn_reply(messages, tools, erring, kinds, rng) -> _Reply:
+    request = _first_user_text(messages)
+    goal, _, inputs_text = request.partition(_INPUTS_HEADING)
+    inputs = [m.group(2).strip() for m in _LINE_ITEM.finditer(inputs_text)]
+    knowledge = _Knowledge.read(messages, tuple(t.name for t in tools))
+    stuck = False
+    try:
+        answer = _solve(goal.strip(), inputs, knowledge)
+        calls = []
+    except _Need as need:
+        answer, calls = None, need.calls
+    except _Stuck as problem:  # it says so, as a model would, rather than make something up
+        answer, calls, stuck = str(problem), [], True
+
+    possible = []
+    if calls and "wrong_tool_argument" in kinds and any(n in ("lookup", "calculate") for n, _ in calls):
+        possible.append("wrong_tool_argument")
+    if calls and knowledge.found and "finished_too_early" in kinds:
+        possible.append("finished_too_early")
+    if answer is not None and not stuck and "hallucinated_answer" in kinds:
+        possible.append("hallucinated_answer")
+    if not (erring and possible):
+        return _Reply(answer if answer is not None else _announce(calls), calls)
+
+    kind = rng.choice(possible)
+    if kind == "finished_too_early":
+        early = knowledge.found[-1]
+        return _Reply(early, [], (kind, f"answered {early!r} before making {len(calls)} more tool call(s)"))
+    if kind == "hallucinated_answer":
+        made_up = _hallucinate(answer, rng)
+        return _Reply(made_up, [], (kind, f"answered {made_up!r} instead of {answer!r}"))
+    spoilable = [i for i, (n, _) in enumerate(calls) if n in ("lookup", "calculate")]
+    i = rng.choice(spoilable)
+    name, args = calls[i]
+    if name == "lookup":
+        field_name = rng.choice(("entity", "attribute"))
+        spoilt = {**args, field_name: _misspell(args[field_name], rng)}
+    else:
+        spoilt = {"expression": args["expression"] + " +"}
+    calls = calls[:i] + [(name, spoilt)] + calls[i + 1 :]
+    return _Reply(_announce(calls), calls, (kind, f"called {name} with {spoilt} instead of {args}"))
+
+
+def _announce(calls: list[tuple[str, dict[str, Any]]]) -> str:
+    """The short text a model writes before its tool calls."""
+    parts = []
+    for name, args in calls:
+        if name == "lookup":
+            parts.append(f"the {args['attribute']} of {args['entity']}")
+        elif name == "calculate":
+            parts.append(f"{args['expression']}")
+        else:
+            parts.append(f"records matching {args.get('query', '')!r}")
+    verb = {"lookup": "look up", "calculate": "calculate", "search": "search for"}.get(calls[0][0], "use")
+    return f"I'll {verb} {'; '.join(parts)}."
+
+
+def _solve(goal: str, inputs: list[str], knowledge: _Knowledge) -> str:
+    """The answer to `goal`, or raise _Need (tool calls first) or _Stuck (cannot be done)."""
+    reported = _REPORT.search(goal)
+    if reported:  # a writer handed the result: report it
+        return reported.group(1).strip()
+    try:
+        question = parse_question(goal)
+    except QuestionError:
+        return _answer_unreadable(goal, inputs, knowledge)
+    try:
+        return _answer(question, knowledge)
+    except _NoTool:
+        if inputs:  # it cannot work the answer out itself, but it was handed one
+            return inputs[-1]
+        raise
+
+
+def _answer(question, knowledge: _Knowledge) -> str:
+    if isinstance(question, Lookup):
+        return _entity(question.phrase, knowledge)
+    if isinstance(question, Arithmetic):
+        return knowledge.calculate(question.expression)
+    items = question.items if not isinstance(question, Difference) else (question.first, question.second)
+    values, needs = [], []
+    for item in items:
+        try:
+            values.append(_value(item, question.attribute, knowledge))
+        except _Need as need:  # independent lookups go out together, in one turn
+            needs += need.calls
+    if needs:
+        raise _Need(needs)
+    if isinstance(question, Extreme):
+        numbers = [_as_number(v, question.attribute) for v in values]
+        best = (max if question.highest else min)(numbers)
+        return _label(items[numbers.index(best)], knowledge)
+    sign = " + " if isinstance(question, Total) else " - "
+    return knowledge.calculate(sign.join(values))
+
+
+def _entity(phrase: Phrase, knowledge: _Knowledge) -> str:
+    if isinstance(phrase, Name):
+        return phrase.text
+    return knowledge.lookup(_entity(phrase.of, knowledge), phrase.attribute)
+
+
+def _value(item: Phrase, attribute: str, knowledge: _Knowledge) -> str:
+    if isinstance(item, Name) and item.value:
+        return item.value
+    return knowledge.lookup(_entity(item, knowledge), attribute)
+
+
+def _label(item: Phrase, knowledge: _Knowledge) -> str:
+    return item.text if isinstance(item, Name) else render_phrase(item)
+
+
+def _as_number(value: str, attribute: str) -> float:
+    try:
+        return float(value.replace(",", ""))
+    except ValueError:
+        raise _Stuck(f"the {attribute} {value!r} is not a number, so I cannot compare it") from None
+
+
+def _answer_unreadable(goal: str, inputs: list[str], knowledge: _Knowledge) -> str:
+    """A request outside the world's question forms: use what it was given, else search."""
+    if inputs:
+        return inputs[-1]
+    if "search" in knowledge.tools:
+        words = re.findall(r"[\w']+", goal)
+        names = [w for w in words[1:] if w[0].isupper()]  # the first word is capitalised anyway
+        query = " ".join(names or words[:4])
+        key = ("search", _call_key("search", {"query": query}))
+        if key in knowledge.facts:
+            return f"I could not work out an answer; the records say: {knowledge.facts[key].splitlines()[0]}"
+        if key not in knowledge.failures:
+            raise _Need([("search", {"query": query})])
+    raise _Stuck("I cannot answer that with the tools and information I have.")
+
+
+def _hallucinate(answer: str, rng: random.Random) -> str:
+    """A plausible wrong answer: a nearby number, or another entity of the same kind."""
+    try:
+        value = float(answer)
+    except ValueError:
+        entity = ENTITIES.get(answer)
+        if entity is None:  # not a name it knows: confuse it with some other name it has read
+            return rng.choice([n for n in ENTITIES if n != answer])
+        others = [e.name for e in ENTITIES.values() if e.kind == entity.kind and e.name != answer]
+        return rng.choice(others)
+    wrong = value * (1 + rng.choice((-1, 1)) * rng.uniform(0.1, 0.4))
+    wrong = round(wrong) if value.is_integer() else round(wrong, 2)
+    if wrong == value:
+        wrong = value + rng.randint(1, 9)
+    return format_number(wrong)
