@@ -22,6 +22,7 @@ from __future__ import annotations
 import html
 import io
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
 from agentlab.schedule import makespan, step_durations, virtual_schedule
-from agentlab.viz import draw_plan, draw_timeline
+from agentlab.viz import draw_plan, draw_timeline, layers
 
 DEFAULT_TASK = "Write a short report on planner-executor agents."
 DEFAULT_SUCCESS = 0.95  # each step's chance of success until the learner says otherwise
@@ -116,6 +117,13 @@ def png(draw: Callable[[Axes], object], size: tuple[float, float]) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
     return buffer.getvalue()
+
+
+def dag_size(plan: Plan) -> tuple[float, float]:
+    """A figure size (inches) that gives every node room: wider with more layers, taller with wider ones."""
+    depth = layers(plan).values()
+    columns, tallest = max(depth) + 1, max(Counter(depth).values())
+    return min(3.5 + 1.4 * columns, 11.0), min(1.2 + 0.7 * tallest, 8.0)
 
 
 class PlanEditor:
@@ -247,7 +255,7 @@ class PlanEditor:
             f" &middot; <b>predicted success</b> {success:.1%}"
         )
         if plan != self._drawn:  # redraw only when the steps changed, not for workers or p
-            self.dag.value = png(lambda ax: draw_plan(plan, ax, durations=durations), (7, 3.2))
+            self.dag.value = png(lambda ax: draw_plan(plan, ax, durations=durations), dag_size(plan))
             self._drawn = plan
         if self.last_run is None or self.last_run.plan != plan or self.last_run.workers != k:
             self._show_timeline(None)  # a timeline is only shown for the plan and workers on screen
