@@ -2,7 +2,7 @@
 
 import pytest
 
-from agentlab.llm import AnthropicLLM, Completion, Usage
+from agentlab.llm import AnthropicLLM, Completion, SimulatedLLM, Usage
 from agentlab.llm.backend import choose_backend, describe_backend, make_llm
 from agentlab.llm.replay import RecordingLLM, ReplayLLM
 
@@ -105,7 +105,7 @@ def test_agentlab_record_wraps_the_chosen_backend_in_a_recorder(tmp_path):
     assert describe_backend(env).endswith(f" Recording every call to {target}.")
 
 
-def test_the_simulator_is_the_default_build():
-    pytest.importorskip("agentlab.llm.simulated", reason="the simulator lands with its own change")
-    llm = make_llm(env={}, seed=3)
-    assert llm.backend == "simulated"
+def test_the_simulator_is_the_default_build_and_takes_its_options():
+    llm = make_llm(env={}, seed=3, error_rate=0.1)
+    assert isinstance(llm, SimulatedLLM) and (llm.seed, llm.error_rate) == (3, 0.1)
+    assert isinstance(make_llm("simulated", env={"ANTHROPIC_API_KEY": SECRET}), SimulatedLLM)

@@ -6,7 +6,18 @@ from dataclasses import replace
 import httpx2
 import pytest
 
-from agentlab.llm import AnthropicLLM, Completion, ModelError, Tool, ToolCall, Usage
+from agentlab import world
+from agentlab.llm import (
+    AnthropicLLM,
+    Completion,
+    ModelError,
+    SimulatedLLM,
+    Tool,
+    ToolCall,
+    Usage,
+    assistant_message,
+    tool_results_message,
+)
 from agentlab.llm.replay import RecordingLLM, ReplayLLM, request_key, request_of
 
 LOOKUP = Tool("lookup", "Look up an entity.", {"type": "object", "properties": {"name": {"type": "string"}}})
@@ -59,6 +70,31 @@ def test_a_replay_gives_back_exactly_what_was_recorded(tmp_path):
     ]
     assert [again[1], again[2], again[0]] == [replace(c, backend="replay of counting") for c in live]
     assert replay.backend == "replay" and len(replay) == 3 and replay.recorded_from == {"counting"}
+
+
+def test_a_simulated_tool_loop_replays_identically(tmp_path):
+    """The instructor's workflow on the simulator: record a whole tool-use loop, replay it."""
+    path = tmp_path / "sim.jsonl"
+
+    def solve(llm):
+        tools = [world.TOOLS[name] for name in ("lookup", "search", "calculate")]
+        history, completions = (
+            [{"role": "user", "content": "What is the age of the mentor of Wren Tally?"}],
+            [],
+        )
+        for _ in range(8):
+            completion = llm.complete(system="Answer with your tools.", messages=history, tools=tools)
+            completions.append(completion)
+            if not completion.tool_calls:
+                return completions
+            results = {c.id: world.FUNCTIONS[c.name](**c.args) for c in completion.tool_calls}
+            history += [assistant_message(completion), tool_results_message(results)]
+        raise AssertionError("the loop did not finish")
+
+    live = solve(RecordingLLM(SimulatedLLM(seed=7), path))
+    assert len(live) >= 2 and live[-1].tool_calls == ()  # it used tools, then answered
+    replayed = solve(ReplayLLM(path))
+    assert replayed == [replace(c, backend="replay of simulated") for c in live]
 
 
 def test_a_repeated_request_replays_its_answers_in_order_then_the_last(tmp_path):

@@ -1,6 +1,7 @@
 """The model layer: one interface, three backends, and what the calls cost.
 
 - `base`: the interface every model answers (`LLM.complete` -> `Completion`);
+- `simulated`: the offline, deterministic stand-in every notebook runs on (`SimulatedLLM`);
 - `anthropic`: real Claude through the official SDK (`AnthropicLLM`);
 - `replay`: record any model's calls to a file and replay them offline;
 - `usage`: a dated price table and usage roll-ups per role and model;
@@ -24,6 +25,7 @@ from agentlab.llm.base import (
     tool_results_message,
 )
 from agentlab.llm.replay import RecordingLLM, ReplayLLM
+from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import PRICES, Price, UsageReport, cost, usage_report
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "Price",
     "RecordingLLM",
     "ReplayLLM",
+    "SimulatedLLM",
     "Tool",
     "ToolCall",
     "Usage",
