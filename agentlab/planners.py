@@ -4,13 +4,24 @@ The stub planner below has no model: it recognises a multi-part task by its
 wording and returns a fixed decomposition, and gives anything else to a single
 agent. It is the shape a real planner has (task in, validated plan out) with
 the judgement taken out, so the orchestration around it can be studied alone.
+
+`LLMPlanner` puts the judgement back: a model writes the plan as JSON held to
+`Plan.json_schema(roles)`. The kit then checks what a schema cannot (a real DAG,
+`$id` references that are declared dependencies, tools the role may use) and
+re-asks with the error when a check fails, a bounded number of times.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
-from agentlab.plan import Plan, Step
+from agentlab.agents import Agent, references
+from agentlab.llm.base import LLM, Completion
+from agentlab.plan import Plan, PlanError, Step
+from agentlab.world import RESULT_TO_REPORT
 
 MULTI_PART = re.compile(r"\b(report|brief|overview|review)\b", re.IGNORECASE)
 
@@ -33,4 +44,175 @@ def stub_planner(task: str) -> Plan:
                 depends_on=("s1", "s2", "s3"),
             ),
         ]
+    )
+
+
+# --- a model writes the plan -------------------------------------------------------------
+
+
+class PlanningFailed(PlanError):
+    """The model gave no valid plan within the planner's attempts. `rejected` holds each
+    (reply, problem) pair and `calls` every model call made, so their cost is not lost."""
+
+    def __init__(self, message: str, rejected: list[tuple[str, str]], calls: list[Completion]):
+        super().__init__(message)
+        self.rejected, self.calls = rejected, calls
+
+
+def plan_schema(team: Mapping[str, Agent], tool_steps: bool = True) -> dict[str, Any]:
+    """The plan's JSON Schema for this team; without `tool_steps` a step cannot name a tool,
+    so every step goes to an executor agent."""
+    schema = Plan.json_schema(team)
+    if not tool_steps:
+        step = schema["properties"]["steps"]["items"]
+        step["properties"] = {k: v for k, v in step["properties"].items() if k not in ("tool", "args")}
+    return schema
+
+
+def planner_prompt(team: Mapping[str, Agent], tool_steps: bool = True) -> str:
+    """The planner's system prompt: its job, the team (roles, what they do, their tools), the rules."""
+    lines = [
+        "You are the planner of a team of agents. Break the user's task into steps; each step is done "
+        "by one role of the team. Do not answer the task yourself.",
+        "",
+        "Team:",
+    ]
+    for role, agent in team.items():
+        tools = ", ".join(t.name for t in agent.tools) or "none"
+        lines.append(f"- {role}: {agent.description or 'no description'} (tools: {tools})")
+    specs = {t.name: t.spec for agent in team.values() for t in agent.tools}
+    if tool_steps and specs:
+        lines += ["", 'Tools a step may call directly, by setting "tool" and "args" (no agent is asked):']
+        for spec in specs.values():
+            args = ", ".join(spec.input_schema.get("properties", {}))
+            lines.append(f"- {spec.name}({args}): {spec.description}")
+    lines += [
+        "",
+        "Rules:",
+        "- Give each step a unique id (s1, s2, ...), a role from the team, one focused instruction, and "
+        "in depends_on every step whose output it uses.",
+        "- Refer to an earlier step's output as $id (e.g. $s1) in an instruction"
+        + (" or a tool argument" if tool_steps else "")
+        + "; the executor receives the value.",
+        "- Steps that do not need each other's outputs must not depend on each other: they run in parallel.",
+        "- Write each instruction as the question the step answers (e.g. 'What is the area of $s1?'), "
+        "for a direct tool step too, so its result can be checked against it.",
+    ]
+    if tool_steps:
+        lines.append(
+            "- A step that is exactly one tool call should be a direct tool step: it costs no model call."
+        )
+    lines += [
+        "- End with one step that reports the answer, e.g. 'Report the answer to the task in a few words: "
+        f"<the task> {RESULT_TO_REPORT} $s3.' Its output is the team's answer.",
+        "",
+        "Reply with the plan as JSON matching the schema, and nothing else.",
+    ]
+    return "\n".join(lines)
+
+
+def check_plan(plan: Plan, team: Mapping[str, Agent]) -> None:
+    """What the schema cannot check: every `$id` is a declared dependency, and every direct
+    tool step names a tool its role may use, with the arguments that tool takes."""
+    ids = set(plan.ids)
+    for step in plan:
+        for ref in sorted(references(step.instruction) | references(dict(step.args))):
+            if ref not in ids:
+                raise PlanError(f"step {step.id!r} refers to ${ref}, which is not a step of this plan")
+            if ref not in step.depends_on:
+                raise PlanError(f"step {step.id!r} uses ${ref} but does not list {ref!r} in depends_on")
+        if step.tool is None:
+            continue
+        tools = {t.name: t for t in team[step.role].tools}
+        if step.tool not in tools:
+            mine = ", ".join(tools) or "none"
+            raise PlanError(
+                f"step {step.id!r} calls {step.tool!r}, which the {step.role} may not use (its tools: {mine})"
+            )
+        schema = tools[step.tool].spec.input_schema
+        missing = [k for k in schema.get("required", ()) if k not in step.args]
+        unknown = [k for k in step.args if k not in schema.get("properties", {})]
+        if missing or unknown:
+            raise PlanError(
+                f"step {step.id!r}: {step.tool} takes ({', '.join(schema.get('properties', {}))}); "
+                f"missing {missing}, unexpected {unknown}"
+            )
+
+
+@dataclass
+class LLMPlanner:
+    """Turns a task into a validated `Plan` with a model, re-asking on a bad plan.
+
+    Call it with a task, like any planner. After each call `calls` holds the model calls
+    it made (`orchestrate` counts them under the role "planner") and `rejected` the
+    replies it turned down with the reason. One planner serves one task at a time.
+    """
+
+    llm: LLM
+    team: Mapping[str, Agent]
+    model: str | None = None
+    tool_steps: bool = True
+    max_attempts: int = 3
+    max_tokens: int = 2048
+    calls: list[Completion] = field(default_factory=list, init=False)
+    rejected: list[tuple[str, str]] = field(default_factory=list, init=False)
+
+    def __call__(self, task: str) -> Plan:
+        if not isinstance(task, str) or not task.strip():
+            raise ValueError("the task must be a non-empty string")
+        return self._ask(f"Task: {task.strip()}")
+
+    def replan(self, task: str, plan: Plan, outputs: Mapping[str, str], failure: str) -> Plan:
+        """A new plan after `plan` failed: the model sees what finished and what went wrong."""
+        return self._ask(f"Task: {task.strip()}\n\n{failure_report(plan, outputs, failure)}")
+
+    def _ask(self, request: str) -> Plan:
+        self.calls, self.rejected = [], []
+        system, schema = planner_prompt(self.team, self.tool_steps), plan_schema(self.team, self.tool_steps)
+        messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+        for _attempt in range(self.max_attempts):
+            reply = self.llm.complete(
+                system=system, messages=messages, schema=schema, model=self.model, max_tokens=self.max_tokens
+            )
+            self.calls.append(reply)
+            try:
+                return self._read(reply)
+            except PlanError as problem:
+                self.rejected.append((reply.text, str(problem)))
+                messages += [
+                    {"role": "assistant", "content": reply.text or "(no text)"},
+                    {
+                        "role": "user",
+                        "content": f"That plan was rejected: {problem}\nReply with a corrected plan.",
+                    },
+                ]
+        last = self.rejected[-1][1]
+        raise PlanningFailed(
+            f"no valid plan after {self.max_attempts} attempt(s); the last problem: {last}",
+            list(self.rejected),
+            list(self.calls),
+        )
+
+    def _read(self, reply: Completion) -> Plan:
+        if reply.stop_reason == "max_tokens":
+            raise PlanError(f"the plan was cut off at max_tokens={self.max_tokens}")
+        plan = (
+            Plan.from_dict(reply.data, self.team)
+            if reply.data is not None
+            else Plan.from_json(reply.text, self.team)
+        )
+        check_plan(plan, self.team)
+        return plan
+
+
+def failure_report(plan: Plan, outputs: Mapping[str, str], failure: str) -> str:
+    """How a failed run is described to a replanning model: the old plan, what finished, what broke."""
+    done = "\n".join(f"- {step_id}: {output}" for step_id, output in outputs.items()) or "(none)"
+    return (
+        "Failure report\n"
+        f"Previous plan:\n{plan.to_json(indent=None)}\n"
+        f"Completed steps:\n{done}\n"
+        f"Failed step: {failure}\n"
+        "Write a new plan that finishes the task. Use the completed steps' outputs as literal values "
+        "instead of repeating those steps."
     )

@@ -225,8 +225,11 @@ def orchestrate(
     *,
     workers: int = 1,
 ) -> Run:
-    """Plan the task, then run the plan: the whole pattern in one call."""
+    """Plan the task, then run the plan: the whole pattern in one call. A planner that keeps
+    its model `calls` (like `planners.LLMPlanner`) has them counted under the role "planner"."""
     plan = planner(task)
     if not isinstance(plan, Plan):
         raise PlanError(f"the planner returned {type(plan).__name__}, not a Plan")
-    return run_plan(plan, team, task, workers=workers)
+    run = run_plan(plan, team, task, workers=workers)
+    run.calls[:0] = [("plan", "planner", call) for call in getattr(planner, "calls", ())]
+    return run

@@ -2,10 +2,12 @@
 grammar, the task generators and the answer checker."""
 
 import random
+from types import SimpleNamespace
 
 import pytest
 
 from agentlab import world
+from agentlab.plan import Plan, Step
 from agentlab.world import (
     ENTITIES,
     KINDS,
@@ -270,3 +272,30 @@ def test_generators_refuse_impossible_shapes():
 )
 def test_check_answer_compares_normalised_answers(given, gold, right):
     assert check_answer(given, gold) is right
+
+
+# --- auditing a run step by step ----------------------------------------------------------------
+
+
+def test_expected_output_reads_a_step_the_way_the_records_answer_it():
+    question = Step("s2", "researcher", "What is the age of $s1?", ("s1",))
+    assert world.expected_output(question, {"s1": "Wren Tally"}) == "33"
+    report = Step("s3", "writer", f"Report the answer: What is ...? {world.RESULT_TO_REPORT} $s2.", ("s2",))
+    assert world.expected_output(report, {"s2": "33"}) == "33"
+    tool = Step("s1", "analyst", "Add them up.", tool="calculate", args={"expression": "$s1 + 1"})
+    assert world.expected_output(tool, {"s1": "41"}) == "42"
+    assert world.expected_output(Step("s1", "writer", "Write a poem."), {}) is None
+
+
+def test_audit_names_each_step_whose_output_its_inputs_contradict():
+    plan = Plan(
+        [
+            Step("s1", "researcher", "What is the mentor of Wren Tally?"),
+            Step("s2", "researcher", "What is the age of $s1?", ("s1",)),
+            Step("s3", "writer", f"Report it. {world.RESULT_TO_REPORT} $s2.", ("s2",)),
+        ]
+    )
+    right = SimpleNamespace(plan=plan, outputs={"s1": "Petra Quist", "s2": "49", "s3": "49"})
+    assert world.audit(right) == []
+    wrong = SimpleNamespace(plan=plan, outputs={"s1": "Petra Quist", "s2": "49", "s3": "52"})
+    assert world.audit(wrong) == [("s3", "49", "52")]

@@ -57,6 +57,7 @@ from typing import Any
 from agentlab.llm.base import Completion, Message, Tool, ToolCall, Usage
 from agentlab.world import (
     ENTITIES,
+    RESULT_TO_REPORT,
     Arithmetic,
     Difference,
     Extreme,
@@ -358,20 +359,25 @@ class _PlanWriter:
             return phrase.text
         return self.fact(self.entity(phrase.of), phrase.attribute)
 
+    # A step's instruction always says what it is for, as a question; a direct tool step
+    # also says how to get it (tool and args), so a reader can check one against the other.
+
     def fact(self, entity: str, attribute: str) -> str:
         known = self.known.get((_key(entity), _key(attribute)))
         if known is not None:
             return known
+        question = f"What is the {attribute} of {entity}?"
         if self.direct:
             args = {"entity": entity, "attribute": attribute}
-            return self.add(self.finder, f"Look up the {attribute} of {entity}.", [entity], "lookup", args)
-        return self.add(self.finder, f"What is the {attribute} of {entity}?", [entity])
+            return self.add(self.finder, question, [entity], "lookup", args)
+        return self.add(self.finder, question, [entity])
 
-    def combine(self, refs: list[str], sign: str, what: str) -> str:
+    def combine(self, refs: list[str], sign: str) -> str:
         expression = f" {sign} ".join(refs)
         if self.direct:
-            args = {"expression": expression}
-            return self.add(self.counter, f"Work out {what}.", refs, "calculate", args)
+            return self.add(
+                self.counter, f"What is {expression}?", refs, "calculate", {"expression": expression}
+            )
         return self.add(self.counter, f"What is {expression}?", refs)
 
     def write(self, task: str) -> list[dict[str, Any]]:
@@ -381,7 +387,7 @@ class _PlanWriter:
             result = self.add(self.finder, task, [])
             self.add(
                 self.writer,
-                f"Report the answer to the task: {task} The result to report is {result}.",
+                f"Report the answer to the task: {task} {RESULT_TO_REPORT} {result}.",
                 [result],
             )
             return self.steps
@@ -390,8 +396,7 @@ class _PlanWriter:
         elif isinstance(question, Total | Difference):
             items = question.items if isinstance(question, Total) else (question.first, question.second)
             refs = [self.fact(self.entity(item), question.attribute) for item in items]
-            sign, what = ("+", "the total") if isinstance(question, Total) else ("-", "the difference")
-            result = self.combine(refs, sign, f"{what} {question.attribute}")
+            result = self.combine(refs, "+" if isinstance(question, Total) else "-")
         elif isinstance(question, Extreme):
             labelled = []
             for item in question.items:
@@ -402,9 +407,9 @@ class _PlanWriter:
                 self.counter, render(compare), [n.text for n in labelled] + [n.value for n in labelled]
             )
         else:  # Arithmetic
-            result = self.combine([question.expression], "+", "the arithmetic")
+            result = self.combine([question.expression], "+")
         report = f"Report the answer to the task in a few words: {render(question)}"
-        self.add(self.writer, f"{report} The result to report is {result}.", [result])
+        self.add(self.writer, f"{report} {RESULT_TO_REPORT} {result}.", [result])
         return self.steps
 
 
@@ -534,7 +539,7 @@ def _break_json(text: str, rng: random.Random) -> tuple[str, str]:
 # --- agent turns ------------------------------------------------------------------------------
 
 _INPUTS_HEADING = "Inputs from earlier steps:"
-_REPORT = re.compile(r"The result to report is (.+?)\.?\s*$", re.MULTILINE)
+_REPORT = re.compile(re.escape(RESULT_TO_REPORT) + r" (.+?)\.?\s*$", re.MULTILINE)
 _DID_YOU_MEAN = re.compile(r"did you mean '([^']+)'")
 
 

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from agentlab.plan import Step
 from agentlab.world.data import ENTITIES, KINDS, QUANTITIES, RELATIONS
-from agentlab.world.tools import calculate, format_number, lookup
+from agentlab.world.tools import FUNCTIONS, ToolError, calculate, format_number, lookup
 
 
 class QuestionError(ValueError):
@@ -242,6 +245,48 @@ def check_answer(given: str | None, gold: str) -> bool:
         return len(numbers) == 1 and float(numbers[0]) == float(expected)
     mentioned = {n for n in ENTITIES if re.search(rf"\b{re.escape(n.casefold())}\b", answer)}
     return mentioned == {gold}
+
+
+# --- checking a run step by step ---------------------------------------------------------------
+
+RESULT_TO_REPORT = "The result to report is"  # how a plan's final step hands over the answer
+_REPORTED = re.compile(re.escape(RESULT_TO_REPORT) + r" (.+?)\.?\s*$", re.MULTILINE)
+_REFERENCE = re.compile(r"\$([A-Za-z]\w*)")
+
+
+def expected_output(step: Step, context: Mapping[str, str]) -> str | None:
+    """What a step should have output given its inputs, by the records: the result a report
+    step was handed, the gold answer to a step's question, or a tool step's real result.
+    None when the step is none of these (or names nothing the records know)."""
+    instruction = _REFERENCE.sub(lambda m: context.get(m.group(1), m.group(0)), step.instruction)
+    if reported := _REPORTED.search(instruction):
+        return reported.group(1).strip()
+    try:
+        return gold_answer(instruction)
+    except (QuestionError, ToolError, ValueError):
+        pass
+    if step.tool in FUNCTIONS:
+        args = {
+            k: _REFERENCE.sub(lambda m: context.get(m.group(1), m.group(0)), str(v))
+            for k, v in step.args.items()
+        }
+        try:
+            return FUNCTIONS[step.tool](**args)
+        except (ToolError, TypeError):
+            return None
+    return None
+
+
+def audit(run: Any) -> list[tuple[str, str, str]]:
+    """The finished steps of a run whose output is not what the records say it should have
+    been, given the inputs the step had: (step id, expected, output), in plan order."""
+    wrong = []
+    for step in run.plan:
+        if step.id in run.outputs:
+            expected = expected_output(step, {d: run.outputs[d] for d in step.depends_on})
+            if expected is not None and not check_answer(run.outputs[step.id], expected):
+                wrong.append((step.id, expected, run.outputs[step.id]))
+    return wrong
 
 
 # --- tasks and their generators ------------------------------------------------------------------
