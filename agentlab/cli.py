@@ -1,5 +1,6 @@
 """The `agentlab` command: `agentlab demo` runs the pattern in a terminal,
-`agentlab doctor` says whether this machine is ready for the course."""
+`agentlab run "<task>"` has a model plan and solve a question about the task world,
+and `agentlab doctor` says whether this machine is ready for the course."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import argparse
 import importlib.metadata
 import sys
 
-from agentlab.llm import describe_backend
+from agentlab import world
+from agentlab.agents import world_team
+from agentlab.llm import ModelError, choose_backend, describe_backend, make_llm, usage_report
+from agentlab.planners import LLMPlanner, PlanningFailed
 from agentlab.run import orchestrate
 
 DEMO_TASKS = (
@@ -24,6 +28,53 @@ def demo() -> int:
         print(orchestrate(task))
         print()
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Plan and solve one question about the Skerrow Isles on the active backend."""
+    if args.samples or not args.task:
+        print(f"Sample tasks about {world.ARCHIPELAGO} (ask your own in the same forms):")
+        for task in world.sample_tasks():
+            print(f"  {task.family:<7} {task.question}")
+        print('Run one with: agentlab run "<task>"')
+        return 0 if args.samples else 2
+    backend = choose_backend()
+    options = {}
+    if backend == "simulated":
+        kinds = [k.strip() for k in args.errors.split(",")] if args.errors else None
+        options = {"seed": args.seed, "error_rate": args.error_rate, "error_kinds": kinds}
+    elif args.error_rate or args.errors:
+        print("--error-rate and --errors apply to the simulated backend only.", file=sys.stderr)
+        return 2
+    print(describe_backend())
+    try:
+        llm = make_llm(**options)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    team = world_team(llm, model=args.executor_model)
+    planner = LLMPlanner(llm, team, model=args.planner_model, tool_steps=not args.agents_only)
+    try:
+        result = orchestrate(args.task, planner, team, workers=args.workers)
+    except PlanningFailed as e:
+        for reply, problem in e.rejected:
+            print(f"rejected plan: {problem}\n  {reply[:200]}")
+        print(f"Planning failed: {e}", file=sys.stderr)
+        return 1
+    except ModelError as e:
+        print(f"The model call failed: {e}", file=sys.stderr)
+        return 1
+    print(result)
+    print()
+    print(usage_report(result))
+    try:
+        gold = world.gold_answer(args.task)
+    except (world.QuestionError, world.ToolError):
+        print("\n(Not a question the world can answer from its records, so there is no gold answer.)")
+    else:
+        verdict = "correct" if world.check_answer(result.deliverable, gold) else "WRONG"
+        print(f"\nGold answer (from the records): {gold} -> the team's answer is {verdict}.")
+    return 0 if result.status == "done" else 1
 
 
 def doctor() -> int:
@@ -48,7 +99,21 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a decomposed task and a simple task, and print both")
     commands.add_parser("doctor", help="check the Python packages the course needs")
+    solve = commands.add_parser("run", help="plan and solve a question about the task world")
+    solve.add_argument("task", nargs="?", help='e.g. "What is the population of Varra?"')
+    solve.add_argument("--samples", action="store_true", help="list sample tasks and stop")
+    solve.add_argument("--workers", type=int, default=1, help="steps run at once (default 1)")
+    solve.add_argument(
+        "--agents-only", action="store_true", help="no direct tool steps: agents do every step"
+    )
+    solve.add_argument("--planner-model", help="model for the plan (simulator: sim-large or sim-small)")
+    solve.add_argument("--executor-model", help="model for the executors")
+    solve.add_argument("--seed", type=int, default=0, help="simulator: seed (default 0)")
+    solve.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of an error per call")
+    solve.add_argument("--errors", help="simulator: error kinds, comma-separated (default: all)")
     args = parser.parse_args(argv)
+    if args.command == "run":
+        return run(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 
