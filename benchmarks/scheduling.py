@@ -66,10 +66,10 @@ def real_threads(repeats: int = 5) -> bool:
 
 
 def per_step_us(plan: Plan, what: str) -> float:
-    """Best of 3, in microseconds per step."""
+    """Best of 5, in microseconds per step."""
     team = {"worker": Agent("worker", no_op, seconds=1.0)}
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         began = time.perf_counter()
         if what == "schedule":
             virtual_schedule(plan, {s.id: 1.0 for s in plan}, WIDTH)
@@ -82,7 +82,7 @@ def per_step_us(plan: Plan, what: str) -> float:
 
 
 def overhead() -> bool:
-    print(f"2. scheduling overhead, no-op steps, lattice {WIDTH} wide, {WIDTH} workers (best of 3)")
+    print(f"2. scheduling overhead, no-op steps, lattice {WIDTH} wide, {WIDTH} workers (best of 5)")
     print(f"   {'':<32}{'1,000 steps':>14}{'10,000 steps':>14}{'ratio':>8}")
     ok = True
     for what, label in (
