@@ -17,18 +17,27 @@ The module reads in three parts:
 3. pass^k, the τ-bench measure (Yao et al. 2024, arXiv:2406.12045): the chance
    that k tries at the same task all succeed, which falls more slowly than p^k
    when some tasks are simply harder than others.
+4. Measurement: chains of lookups from the task world, run by model-backed
+   executors on the simulated LLM with errors injected at a per-call rate,
+   checked step by step against the records, and compared with p^n.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+import random
+from collections.abc import Iterable, Mapping
+from concurrent import futures
 from dataclasses import dataclass
 
 import numpy as np
 
-from agentlab.plan import Plan
+from agentlab.agents import world_team
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.plan import Plan, Step
+from agentlab.run import run_plan
+from agentlab.world import AttributeOf, Task, chain_task, check_answer, gold_answer, parse_question
 
 
 def plan_success(plan: Plan, p: Mapping[str, float]) -> float:
@@ -294,6 +303,28 @@ def simulate_plan(
     return Estimate(successes, trials)
 
 
+def chain_band(
+    p: float, n: int, runs: int, *, experiments: int = 10_000, seed: int = 0
+) -> tuple[float, float]:
+    """Where the success rate of `runs` chains of `n` steps at `p` lands 95% of the time.
+
+    Simulates the whole experiment (`runs` chains) `experiments` times and returns
+    the 2.5th and 97.5th percentiles of its success rate. A measured rate outside
+    this band is unlikely if every chain really succeeds with p ** n.
+    """
+    p, n, runs = check_probability("p", p), check_count("n", n), check_count("runs", runs)
+    experiments = check_count("experiments", experiments)
+    rng = np.random.default_rng(seed)
+    per_batch = max(1, BATCH // runs)  # whole experiments per batch of simulated chains
+    rates = []
+    for start in range(0, experiments, per_batch):
+        size = min(per_batch, experiments - start)
+        right = draw_outcomes(p, size * runs, n, 0.0, rng).all(axis=1)
+        rates.append(right.reshape(size, runs).mean(axis=1))
+    low, high = np.quantile(np.concatenate(rates), [0.025, 0.975])
+    return float(low), float(high)
+
+
 # --- 3. pass^k ---------------------------------------------------------------------------
 
 
@@ -324,3 +355,103 @@ def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
         raise ValueError(f"pass^{k} needs at least {k} tries per task, got {tries}")
     successes = outcomes.sum(axis=1)
     return float(np.mean([math.comb(int(c), k) for c in successes]) / math.comb(tries, k))
+
+
+# --- 4. measurement ----------------------------------------------------------------------
+
+
+def hop_plan(task: Task) -> tuple[Plan, list[str]]:
+    """The plan a careful planner writes for a chain task, and the right output of each step.
+
+    One researcher step per hop, innermost first; each step after the first asks
+    about the previous step's answer (`$s1`, `$s2`, ...), so a wrong answer flows
+    on. The right outputs come from the records, hop by hop.
+    """
+    if task.family not in ("chain", "single"):
+        raise ValueError(f"hop_plan needs a chain (or single) task, got a {task.family!r} task")
+    phrase = parse_question(task.question).phrase
+    attributes = []
+    while isinstance(phrase, AttributeOf):
+        attributes.append(phrase.attribute)
+        phrase = phrase.of
+    steps, right = [], []
+    known = phrase.text  # the named entity the chain starts from
+    for i, attribute in enumerate(reversed(attributes), start=1):
+        subject = phrase.text if i == 1 else f"$s{i - 1}"
+        after = (f"s{i - 1}",) if i > 1 else ()
+        steps.append(Step(f"s{i}", "researcher", f"What is the {attribute} of {subject}?", depends_on=after))
+        known = gold_answer(f"What is the {attribute} of {known}?")
+        right.append(known)
+    return Plan(steps), right
+
+
+@dataclass(frozen=True)
+class ChainMeasurement:
+    """What real chains of `n` steps did, run by run and step by step.
+
+    `answered` counts runs whose final answer was right; `flawless` those whose
+    every step was right (a wrong turn can, rarely, lead back to the right
+    answer). A step counts in `step` only if it was handed right inputs (the
+    first step always is) and succeeds if its own output was right: the
+    per-step p of the law.
+    """
+
+    n: int
+    answered: Estimate
+    flawless: Estimate
+    step: Estimate
+    calls: int  # model calls made in all
+
+
+def measure_chain(
+    n: int, runs: int, rng: random.Random, error_rate: float, model: str, pool: futures.Executor
+) -> ChainMeasurement:
+    """Run `runs` fresh chain tasks of `n` hops, each with its own simulator seed, and check them."""
+    answered = flawless = steps_tried = steps_right = calls = 0
+    for _ in range(runs):
+        task = chain_task(rng, n)
+        plan, right = hop_plan(task)
+        llm = SimulatedLLM(seed=rng.randrange(2**32), error_rate=error_rate, model=model)
+        run = run_plan(plan, world_team(llm), task.question, pool=pool)
+        calls += len(run.calls)
+        answered += task.check(run.deliverable)
+        for step, expected in zip(plan, right, strict=True):
+            steps_tried += 1
+            if not check_answer(run.outputs.get(step.id), expected):
+                break  # the steps after this one were handed a wrong input
+            steps_right += 1
+        else:
+            flawless += 1
+    return ChainMeasurement(
+        n, Estimate(answered, runs), Estimate(flawless, runs), Estimate(steps_right, steps_tried), calls
+    )
+
+
+def measure_chains(
+    lengths: Iterable[int] = (1, 2, 3, 4, 6, 8),
+    runs: int = 100,
+    *,
+    error_rate: float = 0.1,
+    seed: int = 0,
+    model: str = "sim-large",
+) -> list[ChainMeasurement]:
+    """Run `runs` world chain tasks of each length through a researcher team on the simulated
+    LLM, with errors injected at `error_rate` per model call, and check every step.
+
+    Each run gets a fresh task and its own simulator seed: the simulator answers the
+    same request with the same seed identically, so runs sharing a seed would share
+    their mistakes wherever their requests coincide.
+    """
+    lengths = [check_count("chain length", n) for n in lengths]
+    if not lengths:
+        raise ValueError("measure_chains needs at least one chain length")
+    runs, error_rate = check_count("runs", runs), check_probability("error_rate", error_rate)
+    rng = random.Random(seed)
+    with futures.ThreadPoolExecutor(max_workers=1) as pool:  # a chain has nothing to run in parallel
+        return [measure_chain(n, runs, rng, error_rate, model, pool) for n in lengths]
+
+
+def pooled_step(measured: Iterable[ChainMeasurement]) -> Estimate:
+    """The per-step success over every measured length: one p for the law."""
+    measured = list(measured)
+    return Estimate(sum(m.step.successes for m in measured), sum(m.step.trials for m in measured))

@@ -5,6 +5,7 @@ import pytest
 
 from agentlab.experiments import (
     Estimate,
+    chain_band,
     correlated_chain_success,
     pass_hat_k,
     simulate_attempts,
@@ -136,3 +137,22 @@ def test_correlated_pass_k_decays_slower_than_p_to_the_k():
         assert pass_hat_k(independent, k) == pytest.approx(0.8**k, abs=0.02)
         assert pass_hat_k(correlated, k) > 0.8**k + 0.05
         assert pass_hat_k(correlated, k) == pytest.approx(correlated_chain_success(0.8, k, 0.3), abs=0.03)
+
+
+def test_the_band_of_a_repeated_experiment_surrounds_p_to_the_n_and_narrows_with_more_runs():
+    low, high = chain_band(0.9, 4, 100, seed=0)
+    assert low < 0.9**4 < high
+    assert (low, high) == chain_band(0.9, 4, 100, seed=0)
+    wide, narrow = chain_band(0.9, 4, 50), chain_band(0.9, 4, 1000)
+    assert narrow[1] - narrow[0] < wide[1] - wide[0]
+    # a binomial's 95% range at 100 runs is about +- 2 standard deviations
+    sd = (0.9**4 * (1 - 0.9**4) / 100) ** 0.5
+    assert high - low == pytest.approx(4 * sd, abs=0.03)
+    assert chain_band(1.0, 10, 30) == (1.0, 1.0)
+
+
+def test_the_band_names_bad_input():
+    with pytest.raises(ValueError, match="runs must be a whole number >= 1, got 0"):
+        chain_band(0.9, 4, 0)
+    with pytest.raises(ValueError, match="experiments must be a whole number >= 1"):
+        chain_band(0.9, 4, 10, experiments=0)
