@@ -67,6 +67,8 @@ from agentlab.world import (
     QuestionError,
     Total,
     calculate,
+    fill_in,
+    name_key,
     parse_question,
     render,
     render_phrase,
@@ -278,11 +280,6 @@ def _failure_report(messages: Sequence[Message]) -> str | None:
 _LINE_ITEM = re.compile(r"^- ([\w.-]+): (.*)$", re.MULTILINE)
 
 
-def _key(text: str) -> str:
-    text = " ".join(str(text).replace("_", " ").split()).casefold()
-    return text[4:] if text.startswith("the ") else text
-
-
 @dataclass
 class _Reply:
     text: str = ""
@@ -363,7 +360,7 @@ class _PlanWriter:
     # also says how to get it (tool and args), so a reader can check one against the other.
 
     def fact(self, entity: str, attribute: str) -> str:
-        known = self.known.get((_key(entity), _key(attribute)))
+        known = self.known.get((name_key(entity), name_key(attribute)))
         if known is not None:
             return known
         question = f"What is the {attribute} of {entity}?"
@@ -429,20 +426,16 @@ def _known_facts(report: str) -> dict[tuple[str, str], str]:
         if output is None:
             continue
         if step.get("tool") == "lookup":
-            args = {k: _substitute(str(v), outputs) for k, v in step.get("args", {}).items()}
-            facts[(_key(args.get("entity", "")), _key(args.get("attribute", "")))] = output
+            args = {k: fill_in(str(v), outputs) for k, v in step.get("args", {}).items()}
+            facts[(name_key(args.get("entity", "")), name_key(args.get("attribute", "")))] = output
         else:
             try:
-                question = parse_question(_substitute(step.get("instruction", ""), outputs))
+                question = parse_question(fill_in(step.get("instruction", ""), outputs))
             except QuestionError:
                 continue
             if isinstance(question, Lookup) and isinstance(question.phrase.of, Name):
-                facts[(_key(question.phrase.of.text), _key(question.phrase.attribute))] = output
+                facts[(name_key(question.phrase.of.text), name_key(question.phrase.attribute))] = output
     return facts
-
-
-def _substitute(text: str, outputs: Mapping[str, str]) -> str:
-    return re.sub(r"\$([A-Za-z]\w*)", lambda m: outputs.get(m.group(1), m.group(0)), text)
 
 
 def _plan_error_applies(kind: str, steps: list[dict[str, Any]]) -> bool:
@@ -618,7 +611,7 @@ class _Knowledge:
 
 def _call_key(name: str, args: Mapping[str, Any]) -> str:
     if name == "lookup":
-        return f"{_key(args.get('entity', ''))}|{_key(args.get('attribute', ''))}"
+        return f"{name_key(args.get('entity', ''))}|{name_key(args.get('attribute', ''))}"
     if name == "calculate":
         return " ".join(str(args.get("expression", "")).split())
     return _compact(args)
@@ -715,7 +708,7 @@ def _answer(question, knowledge: _Knowledge) -> str:
     if isinstance(question, Extreme):
         numbers = [_as_number(v, question.attribute) for v in values]
         best = (max if question.highest else min)(numbers)
-        return _label(items[numbers.index(best)], knowledge)
+        return _label(items[numbers.index(best)])
     sign = " + " if isinstance(question, Total) else " - "
     return knowledge.calculate(sign.join(values))
 
@@ -732,7 +725,7 @@ def _value(item: Phrase, attribute: str, knowledge: _Knowledge) -> str:
     return knowledge.lookup(_entity(item, knowledge), attribute)
 
 
-def _label(item: Phrase, knowledge: _Knowledge) -> str:
+def _label(item: Phrase) -> str:
     return item.text if isinstance(item, Name) else render_phrase(item)
 
 

@@ -24,6 +24,7 @@ from agentlab.world.tasks import (
     check_answer,
     expected_output,
     fanout_task,
+    fill_in,
     find_question,
     gold_answer,
     make_tasks,
@@ -35,7 +36,17 @@ from agentlab.world.tasks import (
     sample_tasks,
     single_task,
 )
-from agentlab.world.tools import FUNCTIONS, TOOLS, ToolError, calculate, describe, find_entity, lookup, search
+from agentlab.world.tools import (
+    FUNCTIONS,
+    TOOLS,
+    ToolError,
+    calculate,
+    describe,
+    find_entity,
+    lookup,
+    name_key,
+    search,
+)
 
 __all__ = [
     "ARCHIPELAGO",
@@ -66,11 +77,13 @@ __all__ = [
     "describe",
     "expected_output",
     "fanout_task",
+    "fill_in",
     "find_entity",
     "find_question",
     "gold_answer",
     "lookup",
     "make_tasks",
+    "name_key",
     "normalise",
     "parse_phrase",
     "parse_question",

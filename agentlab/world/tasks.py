@@ -254,11 +254,16 @@ _REPORTED = re.compile(re.escape(RESULT_TO_REPORT) + r" (.+?)\.?\s*$", re.MULTIL
 _REFERENCE = re.compile(r"\$([A-Za-z]\w*)")
 
 
+def fill_in(text: str, outputs: Mapping[str, str]) -> str:
+    """`text` with each `$id` replaced by that step's output; unknown references stay as they are."""
+    return _REFERENCE.sub(lambda m: outputs.get(m.group(1), m.group(0)), text)
+
+
 def expected_output(step: Step, context: Mapping[str, str]) -> str | None:
     """What a step should have output given its inputs, by the records: the result a report
     step was handed, the gold answer to a step's question, or a tool step's real result.
     None when the step is none of these (or names nothing the records know)."""
-    instruction = _REFERENCE.sub(lambda m: context.get(m.group(1), m.group(0)), step.instruction)
+    instruction = fill_in(step.instruction, context)
     if reported := _REPORTED.search(instruction):
         return reported.group(1).strip()
     try:

@@ -30,21 +30,21 @@ class ToolError(ValueError):
 # --- lookup and search ---------------------------------------------------------------
 
 
-def _key(text: str) -> str:
+def name_key(text: str) -> str:
     """Names and labels compare case-blind, ignoring a leading "the", spaces and underscores."""
     text = " ".join(str(text).replace("_", " ").split()).casefold()
     return text[4:] if text.startswith("the ") else text
 
 
-_BY_KEY = {_key(name): entity for name, entity in ENTITIES.items()}
+_BY_KEY = {name_key(name): entity for name, entity in ENTITIES.items()}
 
 
 def find_entity(name: str) -> Entity:
     """The entity called `name` (forgiving about case and a leading "the"), or a ToolError."""
-    entity = _BY_KEY.get(_key(name))
+    entity = _BY_KEY.get(name_key(name))
     if entity is not None:
         return entity
-    close = difflib.get_close_matches(_key(name), list(_BY_KEY), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name_key(name), list(_BY_KEY), n=1, cutoff=0.6)
     hint = f"did you mean {_BY_KEY[close[0]].name!r}?" if close else "use search to find the right name."
     raise ToolError(f"no entity named {name!r} in {ARCHIPELAGO}; {hint}")
 
@@ -53,10 +53,10 @@ def lookup(entity: str, attribute: str) -> str:
     """One fact: the value of `attribute` for `entity`, as text (a number or a name)."""
     found = find_entity(entity)
     for label, value in found.attributes.items():
-        if _key(label) == _key(attribute):
+        if name_key(label) == name_key(attribute):
             return str(value)
     labels = list(found.attributes)
-    close = difflib.get_close_matches(_key(attribute), labels, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name_key(attribute), labels, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]!r}? " if close else ""
     problem = f"{found.name} ({_a(found.kind)}) has no attribute {attribute!r}"
     raise ToolError(f"{problem}; {hint}its attributes: {', '.join(labels)}")
