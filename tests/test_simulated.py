@@ -118,6 +118,35 @@ def test_a_chain_becomes_dependent_steps_that_pass_references():
     assert s2["args"] == {"entity": "$s1", "attribute": "age"} and s2["depends_on"] == ["s1"]
 
 
+def test_it_reads_the_team_from_the_prompt_and_the_roles_from_the_schema():
+    system = "\n".join(
+        [
+            "Plan for this team:",
+            "- scout: finds things (tools: lookup)",
+            "- clerk: adds (tools: calculate)",
+            "- herald: tells",
+        ]
+    )
+    schema = Plan.json_schema(["scout", "clerk", "herald"])
+    messages = [{"role": "user", "content": "Task: What is the total crew of Moth Queen and Tidewalker?"}]
+    steps = SimulatedLLM().complete(system=system, messages=messages, schema=schema).data["steps"]
+    assert [s["role"] for s in steps] == ["scout", "scout", "clerk", "herald"]
+
+
+def test_a_replan_reads_facts_from_instruction_steps_too():
+    llm = SimulatedLLM()
+    task = "What is the age of the mentor of Wren Tally?"
+    old = Plan.from_dict(llm.complete(**plan_request(task, tool_steps=False)).data, roles=TEAM)
+    report = (
+        f"Task: {task}\n\nFailure report\nPrevious plan:\n{old.to_json(indent=None)}\n"
+        "Completed steps:\n- s1: Petra Quist\nFailed step: s2 - StepFailed: stopped by max_turns=6\n"
+    )
+    request = plan_request(task, tool_steps=False)
+    request["messages"] = [{"role": "user", "content": report}]
+    new = llm.complete(**request).data["steps"]
+    assert new[0]["instruction"] == "What is the age of Petra Quist?"
+
+
 def test_an_agent_turn_calls_a_tool_for_each_fact_it_lacks_then_answers():
     llm = SimulatedLLM()
     first = turn(llm, "What is the age of the mentor of Wren Tally?")
