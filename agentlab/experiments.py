@@ -37,7 +37,17 @@ from agentlab.agents import world_team
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.run import run_plan
-from agentlab.world import AttributeOf, Task, chain_task, check_answer, gold_answer, parse_question
+from agentlab.world import (
+    AttributeOf,
+    Lookup,
+    Name,
+    Task,
+    chain_task,
+    check_answer,
+    gold_answer,
+    parse_question,
+    render,
+)
 
 
 def plan_success(plan: Plan, p: Mapping[str, float]) -> float:
@@ -210,7 +220,7 @@ class Estimate:
 
     def __str__(self) -> str:
         low, high = self.interval
-        return f"{self.value:.4f} (95% interval {low:.4f} to {high:.4f}, {self.trials:,} runs)"
+        return f"{self.value:.4f} (95% interval {low:.4f} to {high:.4f}, {self.trials:,} trials)"
 
 
 def task_rates(p: float, correlation: float, runs: int, rng: np.random.Generator) -> np.ndarray:
@@ -378,9 +388,9 @@ def hop_plan(task: Task) -> tuple[Plan, list[str]]:
     known = phrase.text  # the named entity the chain starts from
     for i, attribute in enumerate(reversed(attributes), start=1):
         subject = phrase.text if i == 1 else f"$s{i - 1}"
-        after = (f"s{i - 1}",) if i > 1 else ()
-        steps.append(Step(f"s{i}", "researcher", f"What is the {attribute} of {subject}?", depends_on=after))
-        known = gold_answer(f"What is the {attribute} of {known}?")
+        question = render(Lookup(AttributeOf(attribute, Name(subject))))
+        steps.append(Step(f"s{i}", "researcher", question, depends_on=(f"s{i - 1}",) if i > 1 else ()))
+        known = gold_answer(Lookup(AttributeOf(attribute, Name(known))))
         right.append(known)
     return Plan(steps), right
 

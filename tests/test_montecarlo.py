@@ -34,7 +34,7 @@ def test_an_estimate_reports_its_rate_and_interval():
     estimate = Estimate(590, 1000)
     assert estimate.value == 0.59
     assert estimate.covers(0.59049) and not estimate.covers(0.65)
-    assert str(estimate) == "0.5900 (95% interval 0.5592 to 0.6201, 1,000 runs)"
+    assert str(estimate) == "0.5900 (95% interval 0.5592 to 0.6201, 1,000 trials)"
 
 
 @pytest.mark.parametrize(("p", "n"), [(0.9, 5), (0.95, 5), (0.99, 50), (0.5, 3)])
