@@ -24,6 +24,7 @@ from typing import Any
 from agentlab.llm.base import LLM, Completion, Tool, assistant_message, tool_results_message
 from agentlab.plan import Step
 from agentlab.world import FUNCTIONS, TOOLS
+from agentlab.world.tasks import REFERENCE
 
 Context = Mapping[str, str]
 
@@ -130,7 +131,6 @@ STUB_TEAM: dict[str, Agent] = {
 # --- model-backed executors --------------------------------------------------------------
 
 INPUTS_HEADING = "Inputs from earlier steps:"
-REFERENCE = re.compile(r"\$([A-Za-z]\w*)")
 
 
 class StepFailed(RuntimeError):

@@ -251,12 +251,12 @@ def check_answer(given: str | None, gold: str) -> bool:
 
 RESULT_TO_REPORT = "The result to report is"  # how a plan's final step hands over the answer
 _REPORTED = re.compile(re.escape(RESULT_TO_REPORT) + r" (.+?)\.?\s*$", re.MULTILINE)
-_REFERENCE = re.compile(r"\$([A-Za-z]\w*)")
+REFERENCE = re.compile(r"\$([A-Za-z]\w*)")  # "$s1": the output of step s1, LLMCompiler-style
 
 
 def fill_in(text: str, outputs: Mapping[str, str]) -> str:
     """`text` with each `$id` replaced by that step's output; unknown references stay as they are."""
-    return _REFERENCE.sub(lambda m: outputs.get(m.group(1), m.group(0)), text)
+    return REFERENCE.sub(lambda m: outputs.get(m.group(1), m.group(0)), text)
 
 
 def expected_output(step: Step, context: Mapping[str, str]) -> str | None:
@@ -271,10 +271,7 @@ def expected_output(step: Step, context: Mapping[str, str]) -> str | None:
     except (QuestionError, ToolError, ValueError):
         pass
     if step.tool in FUNCTIONS:
-        args = {
-            k: _REFERENCE.sub(lambda m: context.get(m.group(1), m.group(0)), str(v))
-            for k, v in step.args.items()
-        }
+        args = {k: fill_in(str(v), context) for k, v in step.args.items()}
         try:
             return FUNCTIONS[step.tool](**args)
         except (ToolError, TypeError):
