@@ -9,7 +9,9 @@ figures rather than running in the suite.
    ideal schedule is its critical path; the run must finish within 1.10x of it.
 2. Overhead: no-op steps, so everything measured is the orchestrator's own
    bookkeeping (scheduling, futures, the trace). Reported in microseconds per
-   step for 1,000 and 10,000 steps; per-step cost must not grow with plan size.
+   step for 1,000 and 10,000 steps; per-step cost must stay flat as the plan
+   grows tenfold (a ratio near 1; a scheduler that re-scanned the plan for
+   every step would show about 10).
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def overhead() -> bool:
     ):
         small, large = per_step_us(lattice(1_000), what), per_step_us(lattice(10_000), what)
         print(f"   {label:<32}{small:>11.1f} us{large:>11.1f} us{large / small:>8.2f}")
-        ok &= large / small < 1.5  # linear total time means a flat cost per step
+        ok &= large / small < 2.0  # linear total time keeps this near 1; quadratic would make it 10
     return ok
 
 
