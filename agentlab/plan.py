@@ -12,6 +12,7 @@ malformed into a `PlanError` a learner can read.
 
 from __future__ import annotations
 
+import heapq
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -76,6 +77,7 @@ class Plan:
         object.__setattr__(self, "steps", tuple(steps))
         object.__setattr__(self, "roles", None if roles is None else frozenset(roles))
         _validate(self.steps, self.roles)
+        object.__setattr__(self, "_by_id", {s.id: s for s in self.steps})  # not a field: eq ignores it
 
     # --- looking things up -------------------------------------------------
 
@@ -86,10 +88,10 @@ class Plan:
         return len(self.steps)
 
     def __getitem__(self, step_id: str) -> Step:
-        for step in self.steps:
-            if step.id == step_id:
-                return step
-        raise KeyError(f"no step with id {step_id!r} in this plan")
+        try:
+            return self._by_id[step_id]
+        except KeyError:
+            raise KeyError(f"no step with id {step_id!r} in this plan") from None
 
     @property
     def ids(self) -> list[str]:
@@ -98,13 +100,27 @@ class Plan:
     # --- order -------------------------------------------------------------
 
     def topological_order(self) -> list[Step]:
-        """Every step after all of its dependencies; ties keep the written order."""
-        done: set[str] = set()
+        """Every step after all of its dependencies; ties keep the written order.
+
+        Kahn's algorithm: count each step's unmet dependencies, and repeatedly take
+        the first-written step whose count is zero (a heap keeps that cheap).
+        """
+        position = {s.id: i for i, s in enumerate(self.steps)}
+        unmet = {s.id: len(s.depends_on) for s in self.steps}
+        needed_by: dict[str, list[str]] = {s.id: [] for s in self.steps}
+        for s in self.steps:
+            for d in s.depends_on:
+                needed_by[d].append(s.id)
+        ready = [position[i] for i, n in unmet.items() if n == 0]
+        heapq.heapify(ready)
         order: list[Step] = []
-        while len(order) < len(self.steps):
-            batch = self.ready(done)  # never empty: validation ruled out cycles
-            order.append(batch[0])
-            done.add(batch[0].id)
+        while ready:  # validation ruled out cycles, so every step gets here
+            step = self.steps[heapq.heappop(ready)]
+            order.append(step)
+            for after in needed_by[step.id]:
+                unmet[after] -= 1
+                if unmet[after] == 0:
+                    heapq.heappush(ready, position[after])
         return order
 
     def ready(self, done: Iterable[str]) -> list[Step]:
