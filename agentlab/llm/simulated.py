@@ -15,6 +15,9 @@ requests a real model gets, recognising each by its structure:
   or a single ReAct agent): the goal is the first user message, the tools offered
   are what it may call, and the tool results already in the conversation are all it
   knows. It calls a tool when it lacks a fact and answers when it has them all.
+  Independent lookups go out together in one turn (parallel tool use), unless the
+  system prompt says to call "one tool at a time", as a classic ReAct agent is told:
+  then it asks for one fact per turn, the first it needs.
 
 It never reads the answers from the world's data: facts come only from tool results
 and from the inputs a step is handed. (It knows the world's *grammar*, as a model
@@ -170,7 +173,8 @@ class SimulatedLLM:
             reply = _plan_reply(system, messages, schema, erring, self.error_kinds, rng)
         else:
             kind = "turn"
-            reply = _turn_reply(messages, tools, erring, self.error_kinds, rng)
+            one_at_a_time = bool(_ONE_AT_A_TIME.search(system))
+            reply = _turn_reply(messages, tools, erring, self.error_kinds, rng, one_at_a_time)
         if reply.error:
             with self._lock:
                 self.injected.append(InjectedError(profile.name, kind, *reply.error))
@@ -617,7 +621,10 @@ def _call_key(name: str, args: Mapping[str, Any]) -> str:
     return _compact(args)
 
 
-def _turn_reply(messages, tools, erring, kinds, rng) -> _Reply:
+_ONE_AT_A_TIME = re.compile(r"\bone tool (?:call )?at a time\b", re.IGNORECASE)
+
+
+def _turn_reply(messages, tools, erring, kinds, rng, one_at_a_time=False) -> _Reply:
     request = _first_user_text(messages)
     goal, _, inputs_text = request.partition(_INPUTS_HEADING)
     inputs = [m.group(2).strip() for m in _LINE_ITEM.finditer(inputs_text)]
@@ -627,7 +634,7 @@ def _turn_reply(messages, tools, erring, kinds, rng) -> _Reply:
         answer = _solve(goal.strip(), inputs, knowledge)
         calls = []
     except _Need as need:
-        answer, calls = None, need.calls
+        answer, calls = None, need.calls[:1] if one_at_a_time else need.calls
     except _Stuck as problem:  # it says so, as a model would, rather than make something up
         answer, calls, stuck = str(problem), [], True
 
