@@ -300,13 +300,15 @@ def world_team(
     model: str | None = None,
     models: Mapping[str, str] | None = None,
     max_turns: int = 6,
+    tool_seconds: float = 0.1,
 ) -> dict[str, Agent]:
     """Researcher, analyst and writer for the Skerrow Isles, each a `model_agent` on `llm`.
-    `model` is every role's model; `models` overrides it per role (e.g. {"writer": "sim-small"})."""
+    `model` is every role's model; `models` overrides it per role (e.g. {"writer": "sim-small"});
+    `tool_seconds` is what one tool call takes on the virtual clock (an API call takes longer)."""
     models = dict(models or {})
     team = {}
     for role, (description, tool_names, system) in WORLD_ROLES.items():
-        tools = [ToolFunction(TOOLS[name], FUNCTIONS[name]) for name in tool_names]
+        tools = [ToolFunction(TOOLS[name], FUNCTIONS[name], tool_seconds) for name in tool_names]
         team[role] = model_agent(
             role,
             system,
