@@ -63,9 +63,18 @@ def plan_schema(team: Mapping[str, Agent], tool_steps: bool = True) -> dict[str,
     """The plan's JSON Schema for this team; without `tool_steps` a step cannot name a tool,
     so every step goes to an executor agent."""
     schema = Plan.json_schema(team)
+    step = schema["properties"]["steps"]["items"]
     if not tool_steps:
-        step = schema["properties"]["steps"]["items"]
         step["properties"] = {k: v for k, v in step["properties"].items() if k not in ("tool", "args")}
+        return schema
+    # A free-form `args` object cannot be expressed in strict structured output (the API would
+    # close it to `{}`), so spell out each tool's own argument object, or none for agent steps.
+    specs = {t.name: t.spec for agent in team.values() for t in agent.tools}
+    no_args = {"type": "object", "properties": {}, "additionalProperties": False}
+    step["properties"]["args"] = {
+        "description": "the direct tool call's arguments: one tool's argument object, or {} for none",
+        "anyOf": [no_args] + [dict(spec.input_schema) for spec in specs.values()],
+    }
     return schema
 
 

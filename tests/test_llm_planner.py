@@ -285,3 +285,25 @@ def test_with_errors_the_answers_match_across_worker_counts_and_repeat_exactly()
 
     # a failure stops new steps, but parallel siblings already running still finish: only those differ
     assert answers(one) == answers(eight)
+
+
+def test_tool_arguments_survive_the_strict_schema_claude_is_sent():
+    """The API closes a free-form object to `{}`; each tool's own argument object must get through."""
+    import jsonschema
+
+    from agentlab.llm.anthropic import api_schema
+
+    strict = api_schema(plan_schema(TEAM))
+    step = {
+        "id": "s1",
+        "role": "researcher",
+        "instruction": "What is the population of Varra?",
+        "depends_on": [],
+        "tool": "lookup",
+        "args": {"entity": "Varra", "attribute": "population"},
+    }
+    jsonschema.validate({"steps": [step]}, strict)
+    agent_step = {k: v for k, v in step.items() if k != "tool"} | {"args": {}}
+    jsonschema.validate({"steps": [agent_step]}, strict)  # an agent step passes no arguments
+    with pytest.raises(jsonschema.ValidationError):  # arguments no tool takes are refused
+        jsonschema.validate({"steps": [dict(step, args={"city": "Varra"})]}, strict)
