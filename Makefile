@@ -31,9 +31,14 @@ test: setup lint
 lint: setup
 	$(BIN)/ruff check agentlab tests
 
-# Re-run every course notebook in place, storing fresh outputs (then review the diff).
+# Re-run course notebooks in place, storing fresh outputs (then review the diff).
+# All of them by default; one with `make notebooks NB=notebooks/03_llm_planner.ipynb`.
+NB ?= notebooks/*.ipynb $(wildcard solutions/*.ipynb)
 notebooks: setup
-	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/jupyter nbconvert --to notebook --execute --inplace notebooks/*.ipynb $(wildcard solutions/*.ipynb)
+	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+		--ExecutePreprocessor.record_timing=False --ClearMetadataPreprocessor.enabled=True \
+		--ClearMetadataPreprocessor.clear_notebook_metadata=False \
+		--ClearMetadataPreprocessor.preserve_cell_metadata_mask=tags $(NB)
 
 clean:
 	rm -rf $(VENV)
