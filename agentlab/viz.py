@@ -208,7 +208,11 @@ def draw_timeline(
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()  # worker 0 (or the first step) on top
     ax.set_xlabel(f"time ({unit})")
-    ax.set_xlim(0, max(makespan(slots), 1e-9) * 1.02)
+    right = max(makespan(slots), 1e-9) * 1.02
+    drawn = [a for a in ax.get_shared_x_axes().get_siblings(ax) if a is not ax and a.patches]
+    if drawn:  # an x axis shared with timelines already drawn: one scale, wide enough for the longest
+        right = max(right, drawn[0].get_xlim()[1])
+    ax.set_xlim(0, right)
     if roles:
         shown = list(dict.fromkeys(roles[s.step_id] for s in slots if s.step_id in roles))
         handles = [Patch(facecolor=role_colour(r), edgecolor="#222222", label=r) for r in shown]

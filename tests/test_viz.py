@@ -126,3 +126,16 @@ def test_a_failed_step_is_hatched_on_the_timeline():
     run = run_plan(REPORT, dict(STUB_TEAM, coder=Agent("coder", broken)), workers=2)
     hatches = {b.get_gid(): b.get_hatch() for b in draw_timeline(run).patches}
     assert hatches == {"s1": None, "s2": "//"}
+
+
+def test_timelines_on_a_shared_axis_keep_room_for_the_longest_run():
+    plan = stub_planner("Write a short report on planning agents.")
+    one, two = run_plan(plan, STUB_TEAM, workers=1), run_plan(plan, STUB_TEAM, workers=2)
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True)
+    draw_timeline(one, top)
+    draw_timeline(two, bottom)  # the shorter run, drawn second, must not cut the first one off
+    assert bottom.get_xlim()[1] >= one.elapsed == 8.0
+    fig, ax = plt.subplots()
+    draw_timeline(two, ax)  # on its own axis the scale fits its own run
+    assert ax.get_xlim()[1] == pytest.approx(two.elapsed * 1.02)
+    plt.close("all")
