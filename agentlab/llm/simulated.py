@@ -24,7 +24,11 @@ and from the inputs a step is handed. (It knows the world's *grammar*, as a mode
 knows English, and its names, to make its mistakes plausible.)
 
 **Errors, on purpose.** With `error_rate` > 0, a call that can go wrong in one of the
-selected `error_kinds` does so with that probability (the small model 3x as often):
+selected `error_kinds` does so with that probability. The large model slips at that rate
+whatever it is asked; the small one more often the more a request asks of it: as rarely as
+the large model on a one-step request, 3x as often on a typical three-step one, 6x on a
+six-step plan (steps counted by `world.steps_needed`), which is what makes routing the easy
+requests to it pay:
 
 | kind                  | in a plan                                | in an agent turn                    |
 |-----------------------|------------------------------------------|-------------------------------------|
@@ -75,6 +79,7 @@ from agentlab.world import (
     parse_question,
     render,
     render_phrase,
+    steps_needed,
 )
 from agentlab.world.tools import ToolError, format_number
 
@@ -88,11 +93,21 @@ class Profile:
     tokens_per_second: float
     error_factor: float  # multiplies the error rate you set (capped at 1)
     summary: str
+    scales_with_steps: bool = False  # error_factor is then for a request of TYPICAL_STEPS steps
+
+    def errs_times(self, steps: int) -> float:
+        """How many times the set error rate this model slips at, on a request needing `steps`."""
+        if not self.scales_with_steps:
+            return self.error_factor
+        return max(1.0, self.error_factor * steps / TYPICAL_STEPS)
+
+
+TYPICAL_STEPS = 3
 
 
 PROFILES = {
     "sim-large": Profile("sim-large", 1.2, 40.0, 1.0, "accurate, slow, expensive"),
-    "sim-small": Profile("sim-small", 0.4, 120.0, 3.0, "cheaper, faster, more errors"),
+    "sim-small": Profile("sim-small", 0.4, 120.0, 3.0, "cheaper, faster, more errors", True),
 }
 
 ERROR_KINDS = (
@@ -165,7 +180,8 @@ class SimulatedLLM:
         request = _canonical(system, messages, tools, schema, max_tokens)
         digest = hashlib.sha256(f"{self.seed}\x00{profile.name}\x00{request}".encode()).hexdigest()
         rng = random.Random(int(digest[:16], 16))
-        rate = min(1.0, self.error_rate * profile.error_factor)
+        steps = steps_needed(_first_user_text(messages))
+        rate = min(1.0, self.error_rate * profile.errs_times(steps))
         erring = rng.random() < rate  # drawn first, always, so the rate alone decides it
 
         if _is_plan_request(schema):

@@ -35,6 +35,7 @@ from agentlab.world.tasks import (
     render_phrase,
     sample_tasks,
     single_task,
+    steps_needed,
 )
 from agentlab.world.tools import (
     FUNCTIONS,
@@ -92,4 +93,5 @@ __all__ = [
     "sample_tasks",
     "search",
     "single_task",
+    "steps_needed",
 ]

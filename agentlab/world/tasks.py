@@ -218,6 +218,29 @@ def gold_answer(question: str | Question) -> str:
     return calculate(q.expression)
 
 
+def steps_needed(text: str) -> int:
+    """How many tool steps a careful agent takes to answer the question in `text`: one per
+    lookup (values given in brackets are known already) and one for the join of a fan-out or a
+    calculation. 0 when there is nothing to work out: no question of the grammar, or a result
+    handed over to report. A rough measure of how hard a request is."""
+    if RESULT_TO_REPORT in text:
+        return 0
+    try:
+        q = parse_question(text)
+    except QuestionError:
+        return 0
+    if isinstance(q, Lookup):
+        return _hops(q.phrase)
+    if isinstance(q, Arithmetic):
+        return 1
+    items = (q.first, q.second) if isinstance(q, Difference) else q.items
+    return 1 + sum(_hops(p) + (0 if isinstance(p, Name) and p.value else 1) for p in items)
+
+
+def _hops(phrase: Phrase) -> int:
+    return 0 if isinstance(phrase, Name) else 1 + _hops(phrase.of)
+
+
 # --- grading -----------------------------------------------------------------------------------
 
 
