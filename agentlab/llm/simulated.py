@@ -38,6 +38,15 @@ requests to it pay:
 | `dropped_dependency`  | a step loses one of its `depends_on` ids | -                                   |
 | `finished_too_early`  | the plan stops before its last steps     | answers with what it has so far     |
 
+**Planted instructions** (notebook 08). With `injection_susceptibility` > 0 the simulator
+models a model that can be talked into things. When the newest message it reads (a tool
+result, or a step's inputs) spells out a call to one of its tools, written in a planted note
+(`world.injection`), it makes that call instead of its next step with this probability,
+decided once, on the turn it reads the note. A planner asked to replan from a failure report
+that carries such a note writes the call into the new plan as a direct tool step, for a role
+that holds the tool, with the same probability. Either way it still reads the data around the
+note correctly. At 0 (the default), or with no note in sight, nothing changes.
+
 **Determinism.** Each call's randomness comes from a SHA-256 hash of (seed, model,
 the whole request), never from call order or shared state, so threads cannot
 change what it says.
@@ -81,6 +90,7 @@ from agentlab.world import (
     render_phrase,
     steps_needed,
 )
+from agentlab.world.injection import call_text, find_injections, without_injections
 from agentlab.world.tools import ToolError, format_number
 
 
@@ -147,20 +157,28 @@ class SimulatedLLM:
         error_rate: float = 0.0,
         error_kinds: Sequence[str] | None = None,
         model: str = "sim-large",
+        injection_susceptibility: float = 0.0,
     ):
         if not 0.0 <= error_rate <= 1.0:
             raise ValueError(f"error_rate must be between 0 and 1, got {error_rate!r}")
+        if not 0.0 <= injection_susceptibility <= 1.0:
+            raise ValueError(
+                f"injection_susceptibility must be between 0 and 1, got {injection_susceptibility!r}"
+            )
         kinds = ERROR_KINDS if error_kinds is None else tuple(error_kinds)
         unknown = [k for k in kinds if k not in ERROR_KINDS]
         if unknown:
             raise ValueError(f"unknown error kind(s) {unknown}; choose from {list(ERROR_KINDS)}")
         self.seed, self.error_rate, self.error_kinds = seed, error_rate, kinds
         self.model = _profile(model).name
+        self.injection_susceptibility = injection_susceptibility
         self.injected: list[InjectedError] = []  # appended to by every call that erred on purpose
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         kinds = "" if self.error_kinds == ERROR_KINDS else f", error_kinds={list(self.error_kinds)}"
+        if self.injection_susceptibility:
+            kinds += f", injection_susceptibility={self.injection_susceptibility}"
         return (
             f"SimulatedLLM(seed={self.seed}, error_rate={self.error_rate}{kinds}, "
             f"model={self.model!r})  # a simulator, not a real model"
@@ -183,14 +201,16 @@ class SimulatedLLM:
         steps = steps_needed(_first_user_text(messages))
         rate = min(1.0, self.error_rate * profile.errs_times(steps))
         erring = rng.random() < rate  # drawn first, always, so the rate alone decides it
+        # its own draw, from another part of the hash, so the error draws above stay as they were
+        obeys = random.Random(int(digest[16:32], 16)).random() < self.injection_susceptibility
 
         if _is_plan_request(schema):
             kind = "replan" if _failure_report(messages) else "plan"
-            reply = _plan_reply(system, messages, schema, erring, self.error_kinds, rng)
+            reply = _plan_reply(system, messages, schema, erring, self.error_kinds, rng, obeys)
         else:
             kind = "turn"
             one_at_a_time = bool(_ONE_AT_A_TIME.search(system))
-            reply = _turn_reply(messages, tools, erring, self.error_kinds, rng, one_at_a_time)
+            reply = _turn_reply(messages, tools, erring, self.error_kinds, rng, one_at_a_time, obeys)
         if reply.error:
             with self._lock:
                 self.injected.append(InjectedError(profile.name, kind, *reply.error))
@@ -313,7 +333,7 @@ _TEAM_LINE = re.compile(r"^- ([\w-]+): .*?(?:\(tools: ([^)]*)\))?\s*$", re.MULTI
 _TASK_LINE = re.compile(r"^Task: (.+)$", re.MULTILINE)
 
 
-def _plan_reply(system, messages, schema, erring, kinds, rng) -> _Reply:
+def _plan_reply(system, messages, schema, erring, kinds, rng, obeys=False) -> _Reply:
     request = _first_user_text(messages)
     task = m.group(1).strip() if (m := _TASK_LINE.search(request)) else request.strip()
     step_schema = schema.get("properties", {}).get("steps", {}).get("items", {})
@@ -321,6 +341,11 @@ def _plan_reply(system, messages, schema, erring, kinds, rng) -> _Reply:
     roles = _team(system, step_schema)
     report = _failure_report(messages)
     writer = _PlanWriter(roles, direct, _known_facts(report) if report else {})
+    planted = _planted_call(messages, {t for tools in roles.values() for t in tools}) if obeys else None
+    if planted and direct:  # talked into it: the note's call becomes a step of the new plan
+        name, args = planted
+        role = next(r for r, tools in roles.items() if name in tools)
+        writer.add(role, f"Do what the note in the records asks: {call_text(name, args)}", [], name, args)
     steps = writer.write(task)
 
     error = None
@@ -331,6 +356,8 @@ def _plan_reply(system, messages, schema, erring, kinds, rng) -> _Reply:
         error = (kind, detail)
     else:
         text = _plan_text(steps)
+    if planted and direct and error is None:
+        error = ("followed_injection", f"the plan calls {call_text(*planted)}, as a note it read asked")
     return _Reply(text, [], error)
 
 
@@ -595,8 +622,9 @@ class _Knowledge:
                     if block.get("is_error"):
                         knowledge.failures[key] = _result_text(block)
                     else:
-                        knowledge.facts[key] = _result_text(block)
-                        knowledge.found.append(_result_text(block))
+                        data = without_injections(_result_text(block))  # a planted note is not data
+                        knowledge.facts[key] = data
+                        knowledge.found.append(data)
         return knowledge
 
     def lookup(self, entity: str, attribute: str) -> str:
@@ -640,7 +668,30 @@ def _call_key(name: str, args: Mapping[str, Any]) -> str:
 _ONE_AT_A_TIME = re.compile(r"\bone tool (?:call )?at a time\b", re.IGNORECASE)
 
 
-def _turn_reply(messages, tools, erring, kinds, rng, one_at_a_time=False) -> _Reply:
+def _planted_call(messages: Sequence[Message], tools: set[str]) -> tuple[str, dict[str, Any]] | None:
+    """The first call to one of `tools` that the newest message spells out and that the
+    conversation has not made yet: what a planted note asks for, as the model reads it."""
+    if not messages or messages[-1].get("role") != "user":
+        return None
+    made = [
+        (b.get("name"), b.get("input"))
+        for m in messages
+        if not isinstance(m.get("content"), str)
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+    for name, args in find_injections(_message_text(messages[-1])):
+        if name in tools and (name, args) not in made:
+            return name, args
+    return None
+
+
+def _turn_reply(messages, tools, erring, kinds, rng, one_at_a_time=False, obeys=False) -> _Reply:
+    planted = _planted_call(messages, {t.name for t in tools}) if obeys else None
+    if planted:  # talked into it by a note it has just read
+        name, args = planted
+        detail = f"called {call_text(name, args)}, as a note it had just read asked"
+        return _Reply(f"The records ask me to call {name} first.", [planted], ("followed_injection", detail))
     request = _first_user_text(messages)
     goal, _, inputs_text = request.partition(_INPUTS_HEADING)
     inputs = [m.group(2).strip() for m in _LINE_ITEM.finditer(inputs_text)]
