@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentlab.llm.base import LLM, Completion, Tool, assistant_message, tool_results_message
+from agentlab.llm.base import LLM, Completion, ModelError, Tool, assistant_message, tool_results_message
 from agentlab.plan import Step
 from agentlab.world import FUNCTIONS, TOOLS
 from agentlab.world.tasks import REFERENCE
@@ -204,19 +204,24 @@ def tool_loop(
 ) -> Work:
     """Ask the model, run the tools it calls, hand back the results, and repeat until it
     answers without a tool call; at most `max_turns` model calls. Tool errors go back to the
-    model (marked as errors) so it can correct itself; the loop never retries on its own."""
+    model (marked as errors) so it can correct itself; the loop never retries on its own.
+    A model call that fails for good (`ModelError`) ends the step as a `StepFailed` that keeps
+    the calls made before it."""
     by_name = {t.name: t for t in tools}
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     calls: list[Completion] = []
     seconds = 0.0
     for turn in range(1, max_turns + 1):
-        reply = llm.complete(
-            system=system,
-            messages=messages,
-            tools=[t.spec for t in tools],
-            model=model,
-            max_tokens=max_tokens,
-        )
+        try:
+            reply = llm.complete(
+                system=system,
+                messages=messages,
+                tools=[t.spec for t in tools],
+                model=model,
+                max_tokens=max_tokens,
+            )
+        except ModelError as e:  # keep the calls already made: their tokens were spent
+            raise StepFailed(f"turn {turn}'s model call failed: ModelError: {e}", calls, seconds) from e
         calls.append(reply)
         seconds += reply.latency
         if reply.stop_reason == "max_tokens":

@@ -10,8 +10,8 @@ import sys
 
 from agentlab import world
 from agentlab.agents import world_team
-from agentlab.llm import ModelError, choose_backend, describe_backend, make_llm, usage_report
-from agentlab.planners import LLMPlanner, PlanningFailed
+from agentlab.llm import choose_backend, describe_backend, make_llm, usage_report
+from agentlab.planners import LLMPlanner
 from agentlab.run import orchestrate
 
 DEMO_TASKS = (
@@ -54,15 +54,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     team = world_team(llm, model=args.executor_model)
     planner = LLMPlanner(llm, team, model=args.planner_model, tool_steps=not args.agents_only)
-    try:
-        result = orchestrate(args.task, planner, team, workers=args.workers)
-    except PlanningFailed as e:
-        for reply, problem in e.rejected:
+    result = orchestrate(args.task, planner, team, workers=args.workers)
+    if result.plan is None:  # planning failed (no valid plan, or the model call failed)
+        for reply, problem in planner.rejected:
             print(f"rejected plan: {problem}\n  {reply[:200]}")
-        print(f"Planning failed: {e}", file=sys.stderr)
-        return 1
-    except ModelError as e:
-        print(f"The model call failed: {e}", file=sys.stderr)
+        print(result.reason[0].upper() + result.reason[1:], file=sys.stderr)
         return 1
     print(result)
     print()

@@ -11,7 +11,19 @@ import html
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-KINDS = ("planned", "started", "finished", "failed", "skipped")
+KINDS = (
+    "planned",
+    "started",
+    "finished",
+    "failed",
+    "skipped",
+    # monitoring and recovery (notebook 04)
+    "retried",
+    "rerouted",
+    "replanned",
+    "stopped",
+    "resumed",
+)
 
 
 @dataclass(frozen=True)
@@ -19,7 +31,9 @@ class Event:
     """Step `step_id` (done by `role`) became `kind` at virtual time `time`.
 
     `inputs` are the ids of the steps whose outputs it was given; `detail` is the
-    instruction (planned, started), the output (finished) or the reason (failed, skipped).
+    instruction (planned, started), the output (finished) or the reason (failed, skipped);
+    for the recovery events (retried, rerouted, replanned, stopped, resumed) what was done and
+    which bound applied. Events about the whole run have the step id "run".
     """
 
     time: float
@@ -96,6 +110,11 @@ _COLOURS = {
     "finished": "#2ca02c",
     "failed": "#d62728",
     "skipped": "#ff7f0e",
+    "retried": "#9467bd",
+    "rerouted": "#9467bd",
+    "replanned": "#8c564b",
+    "stopped": "#d62728",
+    "resumed": "#17becf",
 }
 
 
