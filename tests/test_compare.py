@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from agentlab import world
+from agentlab import plots, world
 from agentlab.compare import (
     TOPOLOGIES,
     Comparison,
@@ -17,6 +17,7 @@ from agentlab.compare import (
     sweep,
 )
 from agentlab.llm import Completion, SimulatedLLM, Usage, cost, usage_report
+from agentlab.routing import ROUTELLM_GSM8K, RoutePoint, random_router
 
 TASKS = world.make_tasks(20, seed=3)
 
@@ -201,3 +202,48 @@ def test_bad_requests_are_refused_with_the_reason():
         Setup(SimulatedLLM(), workers=0)
     with pytest.raises(ValueError, match="no outcomes for 'react'"):
         row("react", [])
+
+
+# --- the pictures ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def headless():
+    import matplotlib.pyplot as plt
+
+    plt.switch_backend("Agg")  # no window, no display needed
+    yield
+    plt.close("all")
+
+
+def test_the_bars_show_each_topologys_row(batch, headless):
+    axes = plots.comparison_bars(batch, ("accuracy", "mean_tokens"))
+    rows = batch.rows()
+    for ax, metric in zip(axes, ("accuracy", "mean_tokens"), strict=True):
+        heights = [bar.get_height() for bar in ax.patches]
+        assert heights == pytest.approx([getattr(r, metric) for r in rows])
+        assert [t.get_text() for t in ax.get_xticklabels()] == [r.topology for r in rows]
+
+
+def test_the_growth_plot_shows_the_measurements_and_the_fitted_curves(headless):
+    s = sweep("hops", chains, [1, 2, 3, 4], Setup(SimulatedLLM()), ["react", "plan-execute"], per_x=1)
+    fits = {name: fit_polynomial(s.xs, s.series(name), 2) for name in ("react", "plan-execute")}
+    ax = plots.token_growth(s, fits)
+    points, curves = ax.lines[0::2], ax.lines[1::2]
+    assert list(points[0].get_ydata()) == s.series("react")
+    assert curves[1].get_label() == f"plan-execute: {fits['plan-execute']}"
+    ax = plots.by_size(s, ["react"], "mean_seconds")
+    assert list(ax.lines[0].get_ydata()) == s.series("react", "mean_seconds")
+
+
+def test_the_router_plot_draws_the_random_and_perfect_curves_from_the_counts(headless):
+    counts = ROUTELLM_GSM8K
+    point = RoutePoint("half", 0.5, 0.6, 0.9, 0.01)
+    ax = plots.router_curves(counts, [point], "GSM8K")
+    coin, perfect, ends, measured = ax.lines
+    assert coin.get_ydata()[100] == pytest.approx(random_router(counts, 0.5))
+    assert max(perfect.get_ydata()) == pytest.approx(counts.perfect_accuracy)
+    assert list(ends.get_ydata()) == [counts.weak_accuracy, counts.strong_accuracy]
+    assert list(measured.get_xdata()) == [0.5]
+    ax = plots.cost_quality({"by steps": [point]})
+    assert list(ax.lines[0].get_xdata()) == [0.01]

@@ -4,8 +4,23 @@ the RouteLLM reference counts, random and perfect routers, and a router that rea
 import math
 import random
 
+import pytest
+
 from agentlab import world
-from agentlab.llm.simulated import PROFILES, TYPICAL_STEPS, SimulatedLLM
+from agentlab.compare import Setup, compare
+from agentlab.llm import SimulatedLLM, usage_report
+from agentlab.llm.simulated import PROFILES, TYPICAL_STEPS
+from agentlab.routing import (
+    ROUTELLM_GSM8K,
+    PairCounts,
+    RoutedLLM,
+    at_random,
+    by_difficulty,
+    perfect_router,
+    random_router,
+    route,
+    route_point,
+)
 
 
 def test_steps_needed_counts_lookups_and_the_join():
@@ -45,3 +60,111 @@ def test_on_one_step_requests_both_models_slip_equally_often_and_on_long_ones_th
     margin = 3 * math.sqrt(0.1 * 0.9 * 400)
     assert abs(slips("sim-small", easy) - slips("sim-large", easy)) < 2 * margin
     assert slips("sim-small", hard) > 4 * slips("sim-large", hard)
+
+
+# --- what a router could achieve: RouteLLM's published counts ---------------------------------------
+
+
+def test_the_routellm_gsm8k_counts_reproduce_the_published_accuracies():
+    counts = ROUTELLM_GSM8K
+    assert counts.total == 1319
+    assert round(100 * counts.weak_accuracy, 1) == 63.8
+    assert round(100 * counts.strong_accuracy, 1) == 85.7
+    assert round(100 * counts.perfect_accuracy, 1) == 92.9
+
+
+def test_a_random_router_draws_a_straight_line_between_the_two_models():
+    counts = ROUTELLM_GSM8K
+    assert random_router(counts, 0) == counts.weak_accuracy
+    assert random_router(counts, 1) == counts.strong_accuracy
+    middle = (counts.weak_accuracy + counts.strong_accuracy) / 2
+    assert random_router(counts, 0.5) == pytest.approx(middle)
+
+
+def test_a_perfect_router_spends_strong_calls_only_where_they_turn_wrong_into_right():
+    counts = ROUTELLM_GSM8K
+    assert perfect_router(counts, 0) == pytest.approx(counts.weak_accuracy)
+    assert perfect_router(counts, 1) == pytest.approx(counts.strong_accuracy)  # forced to lose the only-weak
+    enough = counts.only_strong / counts.total  # 29% of the queries
+    assert perfect_router(counts, enough) == pytest.approx(counts.perfect_accuracy)
+    assert perfect_router(counts, 0.5) == pytest.approx(counts.perfect_accuracy)
+    matches_strong = counts.strong_accuracy - counts.weak_accuracy  # each strong call fixes one query
+    assert perfect_router(counts, matches_strong) == pytest.approx(counts.strong_accuracy)
+    assert round(100 * matches_strong, 1) == 21.8
+    for share in [i / 20 for i in range(21)]:
+        assert perfect_router(counts, share) >= random_router(counts, share) - 1e-12
+
+
+def test_counts_come_from_per_query_results_and_bad_input_is_refused():
+    assert PairCounts.from_results([1, 1, 0, 0, 1], [1, 0, 1, 0, 1]) == PairCounts(2, 1, 1, 1)
+    with pytest.raises(ValueError, match="one result per query for each model: got 2 weak, 1 strong"):
+        PairCounts.from_results([True, False], [True])
+    with pytest.raises(ValueError, match="only_weak must be a count"):
+        PairCounts(1, 2, -3, 4)
+    with pytest.raises(ValueError, match="needs at least one query"):
+        PairCounts(0, 0, 0, 0)
+    with pytest.raises(ValueError, match=r"share must be a fraction of the queries in \[0, 1\], got 1.5"):
+        random_router(ROUTELLM_GSM8K, 1.5)
+
+
+# --- routing requests ---------------------------------------------------------------------------------
+
+
+def test_a_routed_llm_sends_every_call_of_a_task_to_the_model_its_difficulty_picks():
+    rng = random.Random(1)
+    easy, hard = world.single_task(rng, "e"), world.chain_task(rng, 4, "h")
+    llm = RoutedLLM(SimulatedLLM(), by_difficulty(3))
+    outcomes = route([easy, hard], Setup(SimulatedLLM()), {"by steps": by_difficulty(3)})["by steps"]
+    assert {c.model for _, _, c in outcomes[0].calls} == {"sim-small"}
+    assert {c.model for _, _, c in outcomes[1].calls} == {"sim-large"}
+    reply = llm.complete(system="s", messages=[{"role": "user", "content": easy.question}], model="sim-large")
+    assert reply.model == "sim-small" and llm.sent == {"sim-small": 1}  # the router overrules the caller
+
+
+def test_a_random_router_is_a_fair_coin_per_goal_and_the_same_goal_lands_on_the_same_model():
+    choose = at_random(0.3, seed=4)
+    goals = [t.question for t in world.make_tasks(400, seed=8)]
+    strong = sum(choose(g) == "sim-large" for g in goals)
+    assert abs(strong / len(goals) - 0.3) < 3 * math.sqrt(0.3 * 0.7 / len(goals))
+    assert all(choose(g) == choose(g) for g in goals[:20])
+
+
+@pytest.fixture(scope="module")
+def routed():
+    tasks = world.make_tasks(150, seed=2)
+    setup = Setup(SimulatedLLM(seed=0, error_rate=0.05))
+    routers = {"weak": by_difficulty(math.inf), "steps >= 4": by_difficulty(4), "strong": by_difficulty(0)}
+    return tasks, route(tasks, setup, routers)
+
+
+def test_routing_a_task_to_a_model_gives_what_that_model_alone_gives(routed):
+    tasks, runs = routed
+    for task, mixed, weak, strong in zip(
+        tasks, runs["steps >= 4"], runs["weak"], runs["strong"], strict=True
+    ):
+        alone = strong if world.steps_needed(task.question) >= 4 else weak
+        assert mixed.answer == alone.answer and mixed.calls == alone.calls
+
+
+def test_routing_by_difficulty_beats_a_coin_at_the_same_share_of_strong_calls(routed):
+    tasks, runs = routed
+    counts = PairCounts.from_results([o.right for o in runs["weak"]], [o.right for o in runs["strong"]])
+    point = route_point("steps >= 4", runs["steps >= 4"])
+    assert 0 < point.task_share < 1 and point.call_share > point.task_share  # hard tasks take more calls
+    assert point.accuracy > random_router(counts, point.task_share) + 0.02
+    assert point.accuracy <= perfect_router(counts, point.task_share)
+    weak, strong = route_point("weak", runs["weak"]), route_point("strong", runs["strong"])
+    assert weak.cost < point.cost < strong.cost
+    assert (weak.task_share, strong.task_share, strong.call_share) == (0, 1, 1)
+
+
+def test_a_strong_planner_with_cheap_executors_costs_less_than_strong_everywhere():
+    tasks = world.make_tasks(10, seed=4)
+    llm = SimulatedLLM()
+    strong = compare(tasks, Setup(llm, tool_steps=False), ["planner+workers"])["planner+workers"]
+    mixed_setup = Setup(llm, executor_model="sim-small", tool_steps=False)
+    mixed = compare(tasks, mixed_setup, ["planner+workers"])
+    by_model = usage_report([c for o in mixed.outcomes["planner+workers"] for c in o.calls]).by_model
+    assert by_model["sim-large"].calls == len(tasks)  # one plan per task
+    assert mixed["planner+workers"].cost < 0.6 * strong.cost
+    assert mixed["planner+workers"].accuracy == strong.accuracy == 1.0
