@@ -1,0 +1,153 @@
+"""The comparison harness on Claude, offline: the real `anthropic` SDK sends every request to an
+`httpx2.MockTransport` that plays the Messages API, so the test sees what the harness really
+sends and checks that it reports the usage the API returned, call by call."""
+
+import json
+import re
+import socket
+
+import httpx2
+import pytest
+
+from agentlab import world
+from agentlab.compare import Setup, compare
+from agentlab.llm import AnthropicLLM, cost, make_llm, usage_report
+
+PLANNER, EXECUTOR = "claude-opus-5-5", "claude-haiku-5-5"
+QUESTION = re.compile(r"What is the (.+?) of (.+?)\?")
+TASKS = [world.Task("t1", "single", "What is the population of Varra?", "2140", 1)]
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a test tried to reach the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+class FakeClaude:
+    """Plays the API for single-lookup questions: a two-step plan when asked for JSON, a lookup
+    when it has tools and no result yet, the result once it has one, and a report of a handed
+    result. Usage grows with the messages sent, so every call's numbers differ."""
+
+    def __init__(self):
+        self.bodies = []
+
+    def __call__(self, request):
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        messages = body["messages"]
+        first = messages[0]["content"]
+        results = [
+            b["content"]
+            for m in messages
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
+        if "output_config" in body and "format" in body["output_config"]:
+            content = [{"type": "text", "text": json.dumps(self.plan(first))}]
+        elif body.get("tools") and not results:
+            attribute, entity = QUESTION.search(first).groups()
+            call = {"entity": entity, "attribute": attribute}
+            content = [
+                {"type": "tool_use", "id": f"toolu_{len(self.bodies)}", "name": "lookup", "input": call}
+            ]
+        elif results:
+            content = [{"type": "text", "text": results[-1]}]
+        elif world.RESULT_TO_REPORT in first:
+            handed = first.split(world.RESULT_TO_REPORT)[1].splitlines()[0]
+            content = [{"type": "text", "text": handed.strip(" .")}]
+        else:
+            content = [{"type": "text", "text": "I don't know that archipelago."}]
+        usage = {"input_tokens": 100 * len(messages) + 7 * len(body.get("tools", [])), "output_tokens": 11}
+        stop = "tool_use" if content[0]["type"] == "tool_use" else "end_turn"
+        return httpx2.Response(
+            200,
+            json={
+                "id": f"msg_{len(self.bodies)}",
+                "type": "message",
+                "role": "assistant",
+                "model": body["model"],
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        )
+
+    @staticmethod
+    def plan(request):
+        question = request.removeprefix("Task: ")
+        attribute, entity = QUESTION.search(question).groups()
+        report = f"Report the answer to the task: {question} {world.RESULT_TO_REPORT} $s1."
+        return {
+            "steps": [
+                {
+                    "id": "s1",
+                    "role": "researcher",
+                    "instruction": question,
+                    "depends_on": [],
+                    "tool": "lookup",
+                    "args": {"entity": entity, "attribute": attribute},
+                },
+                {"id": "s2", "role": "writer", "instruction": report, "depends_on": ["s1"]},
+            ]
+        }
+
+
+def claude(api):
+    return make_llm(
+        "anthropic",
+        env={},
+        planner_model=PLANNER,
+        executor_model=EXECUTOR,
+        api_key="sk-test",
+        base_url="http://test.local",
+        max_retries=0,
+        http_client=httpx2.Client(transport=httpx2.MockTransport(api)),
+    )
+
+
+def test_the_harness_runs_every_topology_on_claude_and_reports_the_apis_usage():
+    api = FakeClaude()
+    llm = claude(api)
+    assert isinstance(llm, AnthropicLLM)
+    comparison = compare(TASKS, Setup(llm, tool_seconds=0.0))
+    for r in comparison.rows():
+        outcome = comparison.outcomes[r.topology][0]
+        calls = [c for _, _, c in outcome.calls]
+        assert all(c.backend == "anthropic" and c.model == PLANNER for c in calls)  # "sim-large": strong
+        assert r.usage.input_tokens == sum(c.usage.input_tokens for c in calls)
+        assert r.cost == pytest.approx(sum(cost(PLANNER, c.usage) for c in calls)) and r.cost > 0
+    assert [r.accuracy for r in comparison.rows()] == [0.0, 1.0, 1.0, 1.0]
+    total = sum(len(o.calls) for runs in comparison.outcomes.values() for o in runs)
+    assert total == len(api.bodies) == 1 + 2 + 2 + 2  # chat; react's two turns; plan + writer, twice
+
+
+def test_react_on_claude_re_sends_the_history_and_its_usage_is_the_apis():
+    api = FakeClaude()
+    comparison = compare(TASKS, Setup(claude(api), agent_model="sim-small"), ["react"])
+    first, second = api.bodies
+    assert first["model"] == second["model"] == EXECUTOR  # "sim-small": the cheap tier
+    assert len(first["messages"]) == 1 and second["messages"][:1] == first["messages"]
+    assert [b["type"] for b in second["messages"][2]["content"]] == ["tool_result"]
+    assert "one tool at a time" in second["system"]
+    outcome = comparison.outcomes["react"][0]
+    assert outcome.answer == "2140" and outcome.right
+    assert [c.usage.input_tokens for _, _, c in outcome.calls] == [100 + 21, 300 + 21]  # three tools' specs
+    report = usage_report(outcome.calls)
+    assert report.total.usage.input_tokens == 442 and report.by_model[EXECUTOR].calls == 2
+
+
+def test_a_strong_planner_and_cheap_executors_on_claude_are_priced_apart():
+    api = FakeClaude()
+    setup = Setup(claude(api), planner_model="sim-large", executor_model="sim-small")
+    outcome = compare(TASKS, setup, ["plan-execute"]).outcomes["plan-execute"][0]
+    models = {role: c.model for _, role, c in outcome.calls}
+    assert models == {"planner": PLANNER, "writer": EXECUTOR}
+    report = usage_report(outcome.calls)
+    assert report.by_model[PLANNER].cost > report.by_model[EXECUTOR].cost  # same usage, dearer model
+    assert report.total.cost == pytest.approx(compare(TASKS, setup, ["plan-execute"])["plan-execute"].cost)
