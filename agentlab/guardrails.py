@@ -1,0 +1,336 @@
+"""Guardrails for agents that act: declared effects, a permission policy, approvals, an audit log.
+
+A tool that only reads (lookup, search, calculate) changes nothing. A tool with side effects
+(send_message, delete_record) changes the world, and each tool declares which effects it has
+(`world.injection.EFFECTS`; a tool that declares nothing is treated as "undeclared", never as
+harmless). A run has a `Policy`: the effects it may have without asking, and who to ask about
+the rest. A `Guard` wraps each tool: every call is checked against the policy; a call that
+needs an effect the policy does not allow goes to the policy's `approve` callback (a person at
+a widget, or a function in a test); the decision is logged either way, with the arguments and
+the step and role that asked. A denied call never reaches the tool's function: the caller gets
+`ActionDenied`, which a tool loop shows the model and which fails a direct tool step.
+
+The guard wraps tools and leaves the executors alone: `guard.wrap(tool, step, role)` is a
+`ToolFunction` like any other, so `model_agent`, `tool_loop` and the ReAct loop use it as they
+use any tool. `guarded_team` builds a team that hands each step its role's tools bound to that
+step, so the log can say who asked.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import ipywidgets as widgets
+
+from agentlab.agents import Agent, ToolFunction, model_agent
+from agentlab.llm.base import LLM
+from agentlab.plan import Step
+from agentlab.world.injection import EFFECTS
+
+UNDECLARED = "undeclared"  # the effect of a tool that did not declare its effects
+
+
+class ActionDenied(PermissionError):
+    """A call needed an effect the policy does not allow, and it was not approved: nothing ran."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """A tool call as the guard sees it, and as an approver is shown it."""
+
+    tool: str
+    args: Mapping[str, Any]
+    effects: tuple[str, ...]
+    step: str
+    role: str
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"step {self.step} ({self.role}): {self.tool}({args}) - effects: {', '.join(self.effects)}"
+
+
+Approver = Callable[[Request], bool]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a run may do. `allow` holds the effects that need no approval (reading needs none);
+    `approve` is asked about any other effect, and without one such calls are denied."""
+
+    allow: frozenset[str] = frozenset()
+    approve: Approver | None = None
+
+    def __post_init__(self):
+        if isinstance(self.allow, str):
+            raise TypeError(
+                f"allow is a set of effects, e.g. {{{self.allow!r}}}, not the string {self.allow!r}"
+            )
+        object.__setattr__(self, "allow", frozenset(self.allow))
+
+    def decide(self, request: Request) -> tuple[str, str]:
+        """("allowed" | "approved" | "denied", why)."""
+        needed = [e for e in request.effects if e not in self.allow]
+        if not needed:
+            allowed = ", ".join(request.effects)
+            return "allowed", f"the policy allows {allowed}" if allowed else "reads only"
+        if self.approve is None:
+            return "denied", f"the policy does not allow {', '.join(needed)}, and there is no one to ask"
+        try:
+            approved = self.approve(request)
+        except Exception as error:  # a broken approver must not wave a call through
+            return "denied", f"the approver failed ({type(error).__name__}: {error})"
+        return ("approved", "an approver said yes") if approved is True else ("denied", "an approver said no")
+
+
+# --- the audit log ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tool call: who asked (step, role), what (tool, args, effects), the decision and why,
+    and what happened: `outcome` is "ok", "error" (the tool ran and failed) or "not run"."""
+
+    n: int
+    step: str
+    role: str
+    tool: str
+    args: Mapping[str, Any]
+    effects: tuple[str, ...]
+    decision: str
+    reason: str
+    outcome: str
+    result: str
+
+    @property
+    def ran(self) -> bool:
+        return self.outcome != "not run"
+
+
+COLUMNS = ("#", "step", "role", "call", "decision", "outcome", "result")
+
+
+class AuditLog:
+    """Every call a guard saw, in the order it saw them (threads append under a lock)."""
+
+    def __init__(self, entries: Iterable[Entry] = ()):
+        self.entries: list[Entry] = list(entries)
+        self._lock = threading.Lock()
+
+    def add(self, request: Request, decision: str, reason: str, outcome: str, result: str) -> Entry:
+        with self._lock:
+            entry = Entry(
+                len(self.entries) + 1,
+                request.step,
+                request.role,
+                request.tool,
+                dict(request.args),
+                request.effects,
+                decision,
+                reason,
+                outcome,
+                result,
+            )
+            self.entries.append(entry)
+        return entry
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(list(self.entries))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The log as a JSON list of objects, one per call, for keeping or for other tools."""
+        return json.dumps([_plain(e) for e in self.entries], indent=indent, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> AuditLog:
+        return cls(Entry(**{**d, "effects": tuple(d["effects"])}) for d in json.loads(text))
+
+    def rows(self, width: int = 48) -> list[tuple[str, ...]]:
+        return [
+            (str(e.n), e.step, e.role, _short(_call(e), width), e.decision, e.outcome, _short(e.result, 30))
+            for e in self.entries
+        ]
+
+    def __str__(self) -> str:
+        rows = [COLUMNS, *self.rows()]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+        return "\n".join(
+            "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows
+        )
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{h}</th>" for h in COLUMNS)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows(80)
+        )
+        return f'<table class="agentlab-audit"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _plain(entry: Entry) -> dict[str, Any]:
+    d = asdict(entry)
+    d["args"], d["effects"] = dict(entry.args), list(entry.effects)
+    return d
+
+
+def _call(entry: Entry) -> str:
+    return f"{entry.tool}({', '.join(f'{k}={v!r}' for k, v in entry.args.items())})"
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+# --- the guard ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Guard:
+    """Checks, logs and (when allowed) runs tool calls. `effects` is what each tool declares,
+    by name; one guard, and so one log, serves a whole run."""
+
+    policy: Policy = field(default_factory=Policy)
+    effects: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(EFFECTS))
+    log: AuditLog = field(default_factory=AuditLog)
+
+    def effects_of(self, tool: str) -> tuple[str, ...]:
+        return tuple(self.effects.get(tool, (UNDECLARED,)))
+
+    def call(self, tool: ToolFunction, args: Mapping[str, Any], step: str, role: str) -> str:
+        """Decide on one call, log it, and run it only if it was allowed or approved."""
+        request = Request(tool.name, dict(args), self.effects_of(tool.name), step, role)
+        decision, reason = self.policy.decide(request)
+        if decision == "denied":
+            self.log.add(request, decision, reason, "not run", "")
+            raise ActionDenied(f"{tool.name} was not run: {reason}")
+        try:
+            result = tool(args)
+        except Exception as error:
+            self.log.add(request, decision, reason, "error", f"{type(error).__name__}: {error}")
+            raise
+        self.log.add(request, decision, reason, "ok", result)
+        return result
+
+    def wrap(self, tool: ToolFunction, step: str, role: str) -> ToolFunction:
+        """`tool` as the step `step` of `role` may call it: same spec, every call through the guard."""
+
+        def guarded(**args: Any) -> str:
+            return self.call(tool, args, step, role)
+
+        return ToolFunction(tool.spec, guarded, tool.seconds)
+
+    def tools(self, tools: Iterable[ToolFunction], step: str, role: str) -> list[ToolFunction]:
+        return [self.wrap(t, step, role) for t in tools]
+
+
+RoleSpec = tuple[str, tuple[str, ...], str]  # (description, tool names, system prompt), as WORLD_ROLES
+
+
+def guarded_team(
+    llm: LLM,
+    guard: Guard,
+    roles: Mapping[str, RoleSpec],
+    tools: Mapping[str, ToolFunction],
+    *,
+    model: str | None = None,
+    max_turns: int = 6,
+) -> dict[str, Agent]:
+    """A team of `model_agent`s, one per role in `roles` (shaped like `agents.WORLD_ROLES`),
+    whose every step gets its role's `tools` wrapped by `guard` and bound to that step."""
+    team = {}
+    for role, (description, names, system) in roles.items():
+        unknown = [n for n in names if n not in tools]
+        if unknown:
+            raise ValueError(
+                f"the {role} is to use {unknown}, which are not among the tools ({', '.join(tools)})"
+            )
+        mine = tuple(tools[n] for n in names)
+
+        def act(step: Step, context: Mapping[str, str], role=role, system=system, mine=mine):
+            bound = guard.tools(mine, step.id, role)
+            agent = model_agent(role, system, llm, bound, model=model, max_turns=max_turns)
+            return agent.act(step, context)
+
+        team[role] = Agent(role, act, description=description, tools=mine)
+    return team
+
+
+# --- approving in a notebook ---------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class ApprovalRow:
+    """One request in the panel: what is asked, and its two buttons."""
+
+    request: Request
+    label: widgets.HTML
+    approve: widgets.Button
+    deny: widgets.Button
+
+
+class ApprovalPanel:
+    """Approve and Deny buttons for the calls a run asks about; use it as a policy's `approve`.
+
+    A cell cannot wait for a click while it runs, so approving takes two passes. The run asks
+    the panel; a request with no decision yet is denied for now and appears here with its
+    buttons. Click, then run again: the same request (same step, role, tool and arguments) gets
+    the answer you gave. Clicking is plain Python (`row.approve.click()`), so tests need no browser.
+    """
+
+    def __init__(self):
+        self.decisions: dict[str, bool] = {}
+        self.rows: list[ApprovalRow] = []
+        self.widget = widgets.VBox([widgets.HTML("<b>Approvals</b>: no requests yet.")])
+
+    def __call__(self, request: Request) -> bool:
+        key = _key(request)
+        if key in self.decisions:
+            return self.decisions[key]
+        if all(_key(row.request) != key for row in self.rows):
+            self._add(request)
+        return False
+
+    def decide(self, request: Request, approved: bool) -> None:
+        """Record a decision for `request` (what the buttons do)."""
+        self.decisions[_key(request)] = approved
+        for row in self.rows:
+            if _key(row.request) == _key(request):
+                row.label.value = _label(request, "approved" if approved else "denied")
+                row.approve.disabled = row.deny.disabled = True
+
+    @property
+    def pending(self) -> list[Request]:
+        return [row.request for row in self.rows if _key(row.request) not in self.decisions]
+
+    def _add(self, request: Request) -> None:
+        label = widgets.HTML(_label(request, "waiting"))
+        approve = widgets.Button(description="Approve", button_style="success")
+        deny = widgets.Button(description="Deny", button_style="danger")
+        approve.on_click(lambda _button: self.decide(request, True))
+        deny.on_click(lambda _button: self.decide(request, False))
+        self.rows.append(ApprovalRow(request, label, approve, deny))
+        head = widgets.HTML("<b>Approvals</b>: decide, then run again.")
+        self.widget.children = [head] + [widgets.HBox([r.approve, r.deny, r.label]) for r in self.rows]
+
+    def _repr_mimebundle_(self, **kwargs) -> dict:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        decided = len(self.rows) - len(self.pending)
+        bundle["text/plain"] = (
+            f"ApprovalPanel: {len(self.pending)} waiting, {decided} decided (a live widget: click in Jupyter)"
+        )
+        return bundle
+
+
+def _key(request: Request) -> str:
+    return json.dumps([request.step, request.role, request.tool, dict(request.args)], sort_keys=True)
+
+
+def _label(request: Request, state: str) -> str:
+    return f"<code>{html.escape(str(request))}</code> - <i>{state}</i>"
