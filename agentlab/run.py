@@ -401,7 +401,12 @@ class _Engine:
             self.scheduler.finish(step.id, job.worker, False)
             return
         used = self.used.setdefault(step.id, {})
-        again = None if self._over_budget() else next_attempt(self.recovery, job.step, failure, used)
+        again = next_attempt(self.recovery, job.step, failure, used)
+        over = self._over_budget()
+        if again is not None and over:  # recovery would cost more than is left: the budget decides
+            self.scheduler.finish(step.id, job.worker, False)
+            self._stop(over)
+            return
         if again is not None:
             policy, tried = again
             how, kind = ("retry", "retried") if isinstance(policy, Retry) else ("reroute", "rerouted")
@@ -506,9 +511,11 @@ class _Engine:
         return self.budget.reached(spent(self._all_calls(), now))
 
     def _check_budget(self) -> None:
-        """Once a cap is reached, nothing new starts; the run says which cap."""
+        """Once a cap is reached, nothing new starts; the run says which cap. (A run whose
+        last step has just finished is done, whatever it spent.)"""
+        left = self.unresolved or any(s.id not in self.run.outputs for s in self.run.plan)
         reason = self._over_budget()
-        if reason and self.run.status == "running":
+        if reason and left and self.run.status == "running":
             self._stop(reason)
 
     def _stop(self, reason: str) -> None:

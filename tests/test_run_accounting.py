@@ -1,0 +1,112 @@
+"""Nothing spent goes uncounted: failed steps keep their calls and time, a failed planner ends the
+run cleanly with its calls, and a planner reused across tasks is billed per task."""
+
+import pytest
+
+from agentlab import world
+from agentlab.agents import Agent, StepFailed, tool_loop, world_team
+from agentlab.llm.base import Completion, ModelError, Usage
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.plan import Plan, Step
+from agentlab.planners import LLMPlanner
+from agentlab.run import new_calls, orchestrate, run_plan
+
+TASK = world.sample_tasks()[1].question
+
+
+def call(text="ok"):
+    return Completion(text, "sim-large", "test", Usage(100, 10), 2.0)
+
+
+def test_a_failed_step_keeps_its_calls_in_usage_and_its_seconds_on_the_clock():
+    def gives_up(step, context):
+        raise StepFailed("stopped by max_turns=3", [call(), call(), call()], seconds=6.0)
+
+    plan = Plan([Step("s1", "a", "go"), Step("s2", "b", "give up"), Step("s3", "a", "join", ["s1", "s2"])])
+    team = {"a": Agent("a", lambda step, context: "fine", seconds=1.0), "b": Agent("b", gives_up)}
+    run = run_plan(plan, team, workers=2)
+    assert [(s, r) for s, r, _ in run.calls] == [("s2", "b")] * 3
+    assert run.elapsed == 6.0 and run.slots[-1].end == 6.0
+
+
+class FailingLLM:
+    """Answers `good` requests, then raises a ModelError, as a real API does after its retries."""
+
+    backend = "failing"
+
+    def __init__(self, good=0):
+        self.good = good
+
+    def complete(self, **request):
+        if self.good == 0:
+            raise ModelError("planner-model: the API answered 529 (overloaded_error): Overloaded")
+        self.good -= 1
+        return SimulatedLLM().complete(**request)
+
+
+def test_a_model_error_while_planning_is_a_failed_run_with_the_reason_not_a_traceback():
+    llm = FailingLLM()
+    run = orchestrate(TASK, LLMPlanner(llm, world_team(llm)), world_team(llm))
+    assert run.status == "failed" and run.plan is None and run.deliverable is None
+    assert (
+        run.reason
+        == "planning failed: ModelError: planner-model: the API answered 529 (overloaded_error): Overloaded"
+    )
+    assert run.trace.of_kind("failed")[0].step_id == "plan"
+    assert "failed: no plan" in run.summary() and "(no plan)" in str(run)
+    assert run.step_status == {"plan": "failed"}
+
+
+def test_a_planner_that_runs_out_of_attempts_is_a_failed_run_that_keeps_its_calls():
+    llm = SimulatedLLM(error_rate=1.0, error_kinds=["malformed_json"])
+    planner = LLMPlanner(llm, world_team(llm))
+    run = orchestrate(TASK, planner, world_team(llm))
+    assert run.status == "failed" and run.reason.startswith(
+        "planning failed: no valid plan after 3 attempt(s)"
+    )
+    assert [(s, r) for s, r, _ in run.calls] == [("plan", "planner")] * 3
+
+
+def test_a_model_error_inside_an_executor_fails_the_step_and_keeps_the_calls_before_it():
+    llm = FailingLLM(good=1)  # one turn answers (a tool call), the next one fails
+    with pytest.raises(StepFailed, match="turn 2's model call failed: ModelError: planner-model") as failed:
+        tool_loop(
+            llm,
+            "You look things up.",
+            "What is the population of Varra?",
+            world_team(llm)["researcher"].tools,
+        )
+    assert len(failed.value.calls) == 1 and failed.value.seconds > 0
+
+
+class Accumulating:
+    """A planner that appends to its `calls` and never clears them."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, task):
+        self.calls.append(call(f"plan for {task}"))
+        return Plan([Step("s1", "writer", task)])
+
+
+@pytest.mark.parametrize(
+    "make", [Accumulating, lambda: LLMPlanner(SimulatedLLM(), world_team(SimulatedLLM()))]
+)
+def test_a_planner_reused_across_tasks_is_billed_only_for_this_task(make):
+    planner = make()
+    team = world_team(SimulatedLLM()) if isinstance(planner, LLMPlanner) else None
+    options = {} if team is None else {"team": team}
+    orchestrate(world.sample_tasks()[0].question, planner, **options)
+    second = orchestrate(TASK, planner, **options)
+    planning = [c for s, _, c in second.calls if s == "plan"]
+    assert len(planning) == 1
+    if isinstance(planner, Accumulating):
+        assert planning[0].text == f"plan for {TASK}"
+
+
+def test_new_calls_works_whether_a_planner_clears_its_list_or_appends_to_it():
+    a, b, c = call("a"), call("b"), call("c")
+    assert new_calls([a, b], [a, b, c]) == [c]
+    assert new_calls([a, b], [c]) == [c]
+    assert new_calls([a], [a]) == []
