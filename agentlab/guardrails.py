@@ -54,13 +54,14 @@ class Request:
         return f"step {self.step} ({self.role}): {self.tool}({args}) - effects: {', '.join(self.effects)}"
 
 
-Approver = Callable[[Request], bool]
+Approver = Callable[[Request], bool | tuple[bool, str]]  # True approves; a reason may come along
 
 
 @dataclass(frozen=True)
 class Policy:
     """What a run may do. `allow` holds the effects that need no approval (reading needs none);
-    `approve` is asked about any other effect, and without one such calls are denied."""
+    `approve` is asked about any other effect, and without one such calls are denied. It answers
+    True to approve (anything else denies), or (answer, reason) to say why."""
 
     allow: frozenset[str] = frozenset()
     approve: Approver | None = None
@@ -81,10 +82,13 @@ class Policy:
         if self.approve is None:
             return "denied", f"the policy does not allow {', '.join(needed)}, and there is no one to ask"
         try:
-            approved = self.approve(request)
+            answer = self.approve(request)
         except Exception as error:  # a broken approver must not wave a call through
             return "denied", f"the approver failed ({type(error).__name__}: {error})"
-        return ("approved", "an approver said yes") if approved is True else ("denied", "an approver said no")
+        approved, why = answer if isinstance(answer, tuple) else (answer, "")
+        if approved is True:
+            return "approved", why or "an approver said yes"
+        return "denied", why or "an approver said no"
 
 
 # --- the audit log ------------------------------------------------------------------------------
@@ -289,13 +293,14 @@ class ApprovalPanel:
         self.rows: list[ApprovalRow] = []
         self.widget = widgets.VBox([widgets.HTML("<b>Approvals</b>: no requests yet.")])
 
-    def __call__(self, request: Request) -> bool:
+    def __call__(self, request: Request) -> tuple[bool, str]:
         key = _key(request)
         if key in self.decisions:
-            return self.decisions[key]
+            approved = self.decisions[key]
+            return approved, f"{'approved' if approved else 'denied'} in the approval panel"
         if all(_key(row.request) != key for row in self.rows):
             self._add(request)
-        return False
+        return False, "waiting for a decision in the approval panel (decide, then run again)"
 
     def decide(self, request: Request, approved: bool) -> None:
         """Record a decision for `request` (what the buttons do)."""

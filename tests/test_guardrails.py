@@ -70,6 +70,11 @@ def test_the_approver_is_asked_and_shown_the_whole_request():
 
 def test_only_a_true_answer_approves_and_a_broken_approver_denies():
     assert Policy(approve=lambda r: "yes").decide(request())[0] == "denied"
+    assert Policy(approve=lambda r: (False, "not on a Sunday")).decide(request()) == (
+        "denied",
+        "not on a Sunday",
+    )
+    assert Policy(approve=lambda r: (True, "drill")).decide(request()) == ("approved", "drill")
 
     def broken(r):
         raise KeyError("who")
@@ -202,8 +207,9 @@ def test_a_role_given_a_tool_that_does_not_exist_is_a_clear_error():
 
 def test_the_panel_denies_an_undecided_request_for_now_and_shows_it():
     panel = ApprovalPanel()
-    assert panel(request()) is False
-    assert panel(request()) is False  # asked twice, shown once
+    waiting = (False, "waiting for a decision in the approval panel (decide, then run again)")
+    assert panel(request()) == waiting
+    assert panel(request()) == waiting  # asked twice, shown once
     assert panel.pending == [request()] and len(panel.rows) == 1
     assert "waiting" in panel.rows[0].label.value
     assert panel._repr_mimebundle_()["text/plain"].startswith("ApprovalPanel: 1 waiting, 0 decided")
@@ -215,7 +221,8 @@ def test_a_click_decides_and_the_next_run_gets_that_answer():
     panel(request(target="Port Ashby"))
     panel.rows[0].approve.click()
     panel.rows[1].deny.click()
-    assert panel(request()) is True and panel(request(target="Port Ashby")) is False
+    assert panel(request()) == (True, "approved in the approval panel")
+    assert panel(request(target="Port Ashby")) == (False, "denied in the approval panel")
     assert panel.pending == []
     assert "approved" in panel.rows[0].label.value and "denied" in panel.rows[1].label.value
     assert panel.rows[0].approve.disabled and panel.rows[0].deny.disabled
@@ -232,4 +239,7 @@ def test_two_passes_through_the_panel_a_denied_action_never_runs_an_approved_one
     panel.rows[0].approve.click()
     assert tool({"target": "Gull Rock"}) == "fired at Gull Rock"
     assert fired == ["Gull Rock"]
-    assert [e.decision for e in guard.log] == ["denied", "approved"]
+    assert [(e.decision, e.reason) for e in guard.log] == [
+        ("denied", "waiting for a decision in the approval panel (decide, then run again)"),
+        ("approved", "approved in the approval panel"),
+    ]
