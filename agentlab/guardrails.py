@@ -119,7 +119,8 @@ COLUMNS = ("#", "step", "role", "call", "decision", "outcome", "result")
 
 
 class AuditLog:
-    """Every call a guard saw, in the order it saw them (threads append under a lock)."""
+    """Every call a guard saw, in the order it saw them. Steps running in parallel append under a
+    lock, so nothing is lost, but their order (and numbers) then follows the threads."""
 
     def __init__(self, entries: Iterable[Entry] = ()):
         self.entries: list[Entry] = list(entries)
