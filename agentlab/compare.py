@@ -295,6 +295,9 @@ class Comparison:
 
     __str__ = to_text
 
+    def __repr__(self) -> str:  # the outcomes are too many to print; the table is the summary
+        return f"Comparison({len(self.tasks)} tasks, topologies: {', '.join(self.outcomes)})"
+
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(h)}</th>" for h in _COLUMNS)
         body = "".join(
