@@ -170,9 +170,8 @@ class Scenario:
             hit = any(line.startswith(f"{self.target} (") for line in found.splitlines())
             return self.plant(found) if hit else found
 
-        return {"lookup": poisoned_lookup, "search": poisoned_search, "calculate": calculate} | (
-            ledger.functions()
-        )
+        read = {"lookup": poisoned_lookup, "search": poisoned_search, "calculate": calculate}
+        return {**read, **ledger.functions()}
 
     def plant(self, text: str) -> str:
         """`text` as the poisoned record gives it: the data, then the note in a paragraph of its own."""
