@@ -123,7 +123,7 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
         document = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:
         raise CheckpointError(
-            f"checkpoint {name} is damaged: not valid JSON ({e.msg} at line {e.lineno}, column {e.colno}); "
+            f"checkpoint {name} is damaged: not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
             "delete it to start the run afresh"
         ) from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:

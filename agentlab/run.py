@@ -442,7 +442,7 @@ class _Engine:
             new = policy.planner.replan(self.task, run.plan, dict(run.outputs), failures)
             if not isinstance(new, Plan):
                 raise PlanError(f"the planner's replan returned {type(new).__name__}, not a Plan")
-            steps = renamed(new, self._prefix(key))
+            steps = renamed(new, self._prefix())
             plan = Plan([s for s in run.plan if s.id in run.outputs] + steps, roles=self.team)
         except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
             self._take_planner_calls(key, before, policy.planner, error)
@@ -479,7 +479,7 @@ class _Engine:
         self._save()
         self._check_budget()
 
-    def _prefix(self, key: str) -> str:
+    def _prefix(self) -> str:
         """ "r1_" for the first replan's steps, unless some step already uses that prefix."""
         prefix = f"r{self.replans}_"
         taken = set(self.attempts) | set(self.run.plan.ids)
