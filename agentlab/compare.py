@@ -32,7 +32,7 @@ import numpy as np
 from agentlab.agents import world_team
 from agentlab.llm.base import LLM, Completion, ModelError, Usage
 from agentlab.llm.usage import PRICES, cost
-from agentlab.planners import LLMPlanner, PlanningFailed
+from agentlab.planners import LLMPlanner
 from agentlab.react import REACT_SYSTEM, react
 from agentlab.run import orchestrate
 from agentlab.world import Task
@@ -125,12 +125,7 @@ def planned(task: Task, setup: Setup, workers: int) -> Outcome:
     planner's calls, then the run's makespan."""
     team = world_team(setup.llm, model=setup.executor_model, tool_seconds=setup.tool_seconds)
     planner = LLMPlanner(setup.llm, team, model=setup.planner_model, tool_steps=setup.tool_steps)
-    try:
-        run = orchestrate(task.question, planner, team, workers=workers)
-    except (PlanningFailed, ModelError) as error:  # no valid plan: the planner's calls still count
-        calls = tuple(("plan", "planner", c) for c in getattr(error, "calls", planner.calls))
-        seconds = round(sum(c.latency for _, _, c in calls), 6)
-        return Outcome(task, None, calls, seconds, "failed", f"{type(error).__name__}: {error}")
+    run = orchestrate(task.question, planner, team, workers=workers)  # a failed plan is a failed Run
     planning = sum(c.latency for step_id, _, c in run.calls if step_id == "plan")
     seconds = round(planning + run.elapsed, 6)
     return Outcome(task, run.deliverable, tuple(run.calls), seconds, run.status, run.reason)
