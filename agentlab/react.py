@@ -167,20 +167,17 @@ def react(
         work = tool_loop(seen, system, task.strip(), tools, **options)
         run.answer, run.status, run.elapsed = work.output, "done", work.seconds
     except StepFailed as stop:  # a bound stopped it, or the API failed; the calls made still count
+        run.elapsed = stop.seconds or 0.0
         if isinstance(stop.__cause__, ModelError):
             run.status, run.reason = "failed", f"ModelError: {stop.__cause__}"
+        elif seen.replies[-1].stop_reason == "max_tokens":
+            run.status, run.reason, run.stopped_by = "stopped", str(stop), "max_tokens"
         else:
-            run.status, run.reason, run.elapsed = "stopped", str(stop), stop.seconds or 0.0
-            run.stopped_by = "max_tokens" if seen.replies[-1].stop_reason == "max_tokens" else "max_steps"
-        if run.stopped_by == "max_steps":
+            run.status, run.stopped_by = "stopped", "max_steps"
             run.reason = f"stopped by max_steps={max_steps}: no final answer after {max_steps} model calls"
-    except ModelError as error:  # the API failed for good
-        run.status, run.reason = "failed", f"ModelError: {error}"
     run.turns = _turns(seen, {t.name: t.seconds for t in tools})
     run.messages = [*seen.requests[-1], assistant_message(seen.replies[-1])] if seen.replies else []
-    if run.status == "failed":
-        run.elapsed = round(sum(t.seconds for t in run.turns), 6)
-    elif run.stopped_by == "max_steps":  # the last turn's tools ran, unread: it gets what tool_loop counted
+    if run.stopped_by == "max_steps":  # the last turn's tools ran, unread: it gets what tool_loop counted
         run.turns[-1] = _with_seconds(run.turns[-1], run.elapsed - sum(t.seconds for t in run.turns[:-1]))
     return run
 
