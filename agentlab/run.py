@@ -56,11 +56,11 @@ CLOCKS = ("virtual", "real")
 @dataclass
 class Run:
     """What a run produced: outputs per step, the trace, who ran what when, and how it ended.
-    `failures` lists every failed attempt, including those a recovery policy made good.
 
     `plan` is the plan as it stands (after any replans: the finished steps kept, then the
     new ones); `plans` every plan the run followed, the first one first. `plan` is None
-    only when no plan was ever made (the planner failed)."""
+    only when no plan was ever made (the planner failed). `failures` lists every failed
+    attempt, including those a recovery policy made good."""
 
     task: str
     plan: Plan | None
@@ -72,10 +72,8 @@ class Run:
     slots: list[Slot] = field(default_factory=list)  # one per attempt at a step, in start order
     workers: int = 1
     clock: str = "virtual"
-    plans: list[Plan] = field(default_factory=list)
-    failures: list[tuple[str, str, Failure]] = field(
-        default_factory=list
-    )  # (step id, role, why): every failed attempt
+    plans: list[Plan] = field(default_factory=list, repr=False)
+    failures: list[tuple[str, str, Failure]] = field(default_factory=list, repr=False)  # (step id, role, why)
 
     @property
     def deliverable(self) -> str | None:
