@@ -59,7 +59,7 @@ def test_a_wall_clock_cap():
         return "ok"
 
     run = run_plan(PLAN, {"a": Agent("a", slow)}, clock="real", budget=Budget(seconds=0.12))
-    assert run.status == "stopped" and 2 <= len(run.outputs) <= 4
+    assert run.status == "stopped" and 1 <= len(run.outputs) < len(PLAN)
 
 
 def test_a_run_within_budget_is_untouched():
