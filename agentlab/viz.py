@@ -184,8 +184,9 @@ def draw_timeline(
         row_of = {slot.step_id: rows.index(slot.worker) for slot in slots}
         labels = [f"worker {w}" for w in rows]
     else:
-        order = [i for i in plan.ids if i in {slot.step_id for slot in slots}] if plan else []
-        order = order or [slot.step_id for slot in slots]
+        ran = list(dict.fromkeys(slot.step_id for slot in slots))  # a retried step has several slots
+        order = [i for i in plan.ids if i in ran] if plan else []
+        order += [i for i in ran if i not in order]  # and a replan drops steps from the plan
         row_of = {step_id: n for n, step_id in enumerate(order)}
         labels = order
     if ax is None:

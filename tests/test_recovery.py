@@ -308,3 +308,22 @@ def test_with_recovery_the_outcome_does_not_depend_on_the_worker_count():
     assert [(r.status, r.outputs, r.calls, [p.ids for p in r.plans]) for r in one] == [
         (r.status, r.outputs, r.calls, [p.ids for p in r.plans]) for r in eight
     ]
+
+
+def test_a_replanned_run_draws_as_a_timeline_with_every_attempt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from agentlab.viz import draw_timeline
+
+    planner = ScriptedPlanner(Plan([Step("s1", "a", "again")]))
+    run = run_plan(
+        chain(3),
+        {"a": Agent("a", Counting())},
+        "t",
+        recovery=[Retry(1), Replan(planner)],
+        faults=[Fault(step="s2")],
+    )
+    ax = draw_timeline(run, by="step")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["s1", "r1_s1", "s2"]  # s2: tried twice, replaced
+    assert len([p for p in ax.patches if p.get_gid() == "s2"]) == 2
