@@ -1,6 +1,7 @@
 """The `agentlab` command: `agentlab demo` runs the pattern in a terminal,
 `agentlab run "<task>"` has a model plan and solve a question about the task world,
-and `agentlab doctor` says whether this machine is ready for the course."""
+`agentlab doctor` says whether this machine is ready for the course, and
+`agentlab course build` writes the exercises from their solutions."""
 
 from __future__ import annotations
 
@@ -90,6 +91,24 @@ def doctor() -> int:
     return 0
 
 
+def course_command(args: argparse.Namespace) -> int:
+    """Write exercises/ from solutions/ (build), or fail if they differ (check)."""
+    from agentlab import course
+
+    try:
+        stale = course.build(args.root, write=args.action == "build")
+    except course.CourseError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for path in stale:
+        print(f"{'wrote' if args.action == 'build' else 'out of date'}: {path}")
+    if args.action == "check" and stale:
+        print("Run `agentlab course build` and commit the exercises.", file=sys.stderr)
+        return 1
+    print(f"{len(stale)} exercise(s) {'rebuilt' if args.action == 'build' else 'out of date'}.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -107,9 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     solve.add_argument("--seed", type=int, default=0, help="simulator: seed (default 0)")
     solve.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of an error per call")
     solve.add_argument("--errors", help="simulator: error kinds, comma-separated (default: all)")
+    course = commands.add_parser("course", help="generate the exercises from the solutions")
+    course.add_argument("action", choices=("build", "check"), help="build: write them; check: compare")
+    course.add_argument("--root", default=".", help="the kit's folder (default: here)")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "course":
+        return course_command(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 

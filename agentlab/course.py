@@ -1,0 +1,99 @@
+"""Exercises are generated from their solutions, so the two can never drift apart.
+
+A solution notebook in `solutions/` marks what the learner has to write:
+
+- in a code cell, the lines between `# BEGIN SOLUTION` and `# END SOLUTION` become a
+  `raise NotImplementedError(...)` at the same indentation (inside a function, the
+  function still defines; called, it raises);
+- in a markdown cell, the text between `<!-- BEGIN SOLUTION -->` and
+  `<!-- END SOLUTION -->` (a model answer, a rubric) becomes a prompt to write one's own;
+- a cell tagged `solution-only` is left out altogether.
+
+Everything else is kept as it is. Outputs and execution counts are dropped: a learner
+runs the exercise. `agentlab course build` writes `exercises/` from `solutions/`;
+`agentlab course check` fails when a committed exercise differs from what build writes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+
+BEGIN_CODE, END_CODE = "# BEGIN SOLUTION", "# END SOLUTION"
+MARKDOWN_REGION = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->", re.DOTALL)
+STUB = 'raise NotImplementedError("Exercise: write this part, then run the cell again.")'
+YOUR_ANSWER = "*Write your answer here.*"
+SOLUTION_ONLY = "solution-only"
+
+
+class CourseError(ValueError):
+    """A solution notebook's markers do not pair up; the message names the notebook and cell."""
+
+
+def exercise_code(source: str, where: str = "a code cell") -> str:
+    """A code cell's source with every solution region replaced by a stub."""
+    out: list[str] = []
+    inside = False
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == BEGIN_CODE:
+            if inside:
+                raise CourseError(f"{where}: '{BEGIN_CODE}' inside another solution region")
+            inside = True
+            indent = line[: len(line) - len(line.lstrip())]
+            out.append(f"{indent}{STUB}")
+        elif marker == END_CODE:
+            if not inside:
+                raise CourseError(f"{where}: '{END_CODE}' without a '{BEGIN_CODE}'")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise CourseError(f"{where}: '{BEGIN_CODE}' is never closed")
+    return "\n".join(out)
+
+
+def exercise_markdown(source: str) -> str:
+    return MARKDOWN_REGION.sub(YOUR_ANSWER, source)
+
+
+def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
+    """The exercise notebook for one solution notebook."""
+    metadata = {k: v for k, v in solution.metadata.items() if k != "widgets"}  # no stored widget state
+    exercise = nbformat.v4.new_notebook(metadata=metadata)
+    for i, cell in enumerate(solution.cells):
+        if SOLUTION_ONLY in cell.get("metadata", {}).get("tags", []):
+            continue
+        if cell.cell_type == "code":
+            new = nbformat.v4.new_code_cell(exercise_code(cell.source, f"{name}, cell {i}"))
+        elif cell.cell_type == "markdown":
+            new = nbformat.v4.new_markdown_cell(exercise_markdown(cell.source))
+        else:
+            new = nbformat.v4.new_raw_cell(cell.source)
+        new.id = cell.get("id", new.id)  # stable ids keep rebuilt exercises byte-identical
+        tags = cell.get("metadata", {}).get("tags")
+        if tags:
+            new.metadata["tags"] = list(tags)
+        exercise.cells.append(new)
+    return exercise
+
+
+def build(root: Path | str = ".", write: bool = True) -> list[Path]:
+    """Generate `exercises/X.ipynb` for every `solutions/X.ipynb` under `root`.
+
+    Returns the exercises that were out of date (written when `write` is true).
+    """
+    root = Path(root)
+    solutions = sorted((root / "solutions").glob("*.ipynb"))
+    stale = []
+    for path in solutions:
+        text = nbformat.writes(build_exercise(nbformat.read(path, as_version=4), path.name)) + "\n"
+        target = root / "exercises" / path.name
+        if not target.exists() or target.read_text() != text:
+            stale.append(target)
+            if write:
+                target.parent.mkdir(exist_ok=True)
+                target.write_text(text)
+    return stale

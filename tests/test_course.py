@@ -1,0 +1,127 @@
+"""Exercises are generated from solutions: markers, sync, no leaked solutions, stubs that stop."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from agentlab import course
+from agentlab.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = sorted((ROOT / "solutions").glob("*.ipynb"))
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
+    for i, (kind, source, *tags) in enumerate(cells):
+        cell = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
+        cell.id = f"c{i}"
+        if tags:
+            cell.metadata["tags"] = tags
+        nb.cells.append(cell)
+    return nb
+
+
+SOLVED = notebook(
+    ("markdown", "# Exercise\nWhat is 0.9**5?\n<!-- BEGIN SOLUTION -->\nAbout 0.59.\n<!-- END SOLUTION -->"),
+    (
+        "code",
+        "def chain(p, n):\n    # BEGIN SOLUTION\n    return p**n\n    # END SOLUTION\n\nprint('defined')",
+    ),
+    ("code", "# BEGIN SOLUTION\nanswer = 4\n# END SOLUTION\nprint(answer)"),
+    ("markdown", "Rubric: full marks for the exponent.", "solution-only"),
+)
+
+
+def test_code_regions_become_stubs_at_their_indentation_and_the_rest_is_kept():
+    ex = course.build_exercise(SOLVED)
+    assert ex.cells[1].source == f"def chain(p, n):\n    {course.STUB}\n\nprint(1)"
+    assert ex.cells[2].source == f"{course.STUB}\nprint(answer)"
+
+
+def test_markdown_answers_become_a_prompt_and_solution_only_cells_vanish():
+    ex = course.build_exercise(SOLVED)
+    assert ex.cells[0].source == f"# Exercise\nWhat is 0.9**5?\n{course.YOUR_ANSWER}"
+    assert len(ex.cells) == 3 and all("Rubric" not in c.source for c in ex.cells)
+
+
+def test_outputs_are_dropped_and_cell_ids_kept():
+    solved = notebook(("code", "print(1)"))
+    solved.cells[0].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    solved.cells[0].execution_count = 1
+    ex = course.build_exercise(solved)
+    assert ex.cells[0].outputs == [] and ex.cells[0].execution_count is None
+    assert ex.cells[0].id == "c0"
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("# BEGIN SOLUTION\nx = 1", "never closed"),
+        ("x = 1\n# END SOLUTION", "without a '# BEGIN SOLUTION'"),
+        ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION", "inside another"),
+    ],
+)
+def test_unpaired_markers_are_a_clear_error_naming_the_cell(source, message):
+    with pytest.raises(course.CourseError, match=f"nb.ipynb, cell 0: .*{message}"):
+        course.build_exercise(notebook(("code", source)), "nb.ipynb")
+
+
+def test_build_writes_then_check_finds_nothing_stale_and_notices_an_edit(tmp_path, capsys):
+    (tmp_path / "solutions").mkdir()
+    nbformat.write(SOLVED, tmp_path / "solutions" / "01_x.ipynb")
+    assert main(["course", "build", "--root", str(tmp_path)]) == 0
+    assert main(["course", "check", "--root", str(tmp_path)]) == 0
+    exercise = tmp_path / "exercises" / "01_x.ipynb"
+    exercise.write_text(exercise.read_text().replace("chain", "chains"))
+    assert main(["course", "check", "--root", str(tmp_path)]) == 1
+    assert "out of date:" in capsys.readouterr().out
+
+
+# --- the kit's own exercises ----------------------------------------------------------
+
+
+def test_every_committed_exercise_is_exactly_what_build_generates():
+    stale = course.build(ROOT, write=False)
+    assert stale == [], f"run `agentlab course build`: {[p.name for p in stale]} differ from their solutions"
+
+
+def test_every_solution_has_an_exercise_and_no_exercise_lacks_a_solution():
+    exercises = {p.name for p in (ROOT / "exercises").glob("*.ipynb")}
+    assert exercises == {p.name for p in SOLUTIONS}
+
+
+def solution_lines(nb):
+    """The substantive lines inside solution regions (code and markdown)."""
+    lines = []
+    for cell in nb.cells:
+        inside = False
+        for line in cell.source.splitlines():
+            marker = line.strip()
+            if marker in (course.BEGIN_CODE, "<!-- BEGIN SOLUTION -->"):
+                inside = True
+            elif marker in (course.END_CODE, "<!-- END SOLUTION -->"):
+                inside = False
+            elif inside and len(marker) > 12 and not marker.startswith("#"):
+                lines.append(marker)
+    return lines
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_no_exercise_contains_solution_text(solution):
+    exercise = (ROOT / "exercises" / solution.name).read_text()
+    leaked = [line for line in solution_lines(nbformat.read(solution, as_version=4)) if line in exercise]
+    assert not leaked, f"solution text in the exercise: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
+def test_an_exercise_run_as_shipped_stops_only_at_its_stubs(solution):
+    nb = nbformat.read(ROOT / "exercises" / solution.name, as_version=4)
+    NotebookClient(
+        nb, timeout=120, allow_errors=True, resources={"metadata": {"path": str(ROOT / "exercises")}}
+    ).execute()
+    errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
+    assert errors, "the exercise ran without reaching a stub"
+    assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]
