@@ -28,6 +28,15 @@ class Spent:
     cost: float = 0.0
     seconds: float = 0.0
 
+    def __add__(self, other: Spent) -> Spent:
+        """Calls, tokens and cost add up; the time is the later of the two."""
+        return Spent(
+            self.calls + other.calls,
+            self.tokens + other.tokens,
+            self.cost + other.cost,
+            max(self.seconds, other.seconds),
+        )
+
     def __str__(self) -> str:
         return f"{self.calls} calls, {self.tokens:,} tokens, ${self.cost:.4f}, {self.seconds:.1f} s"
 

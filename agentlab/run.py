@@ -34,13 +34,13 @@ import html
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agentlab import checkpoint as checkpoints
 from agentlab.agents import STUB_TEAM, Agent
-from agentlab.budget import Budget, spent
+from agentlab.budget import Budget, Spent, spent
 from agentlab.faults import Fault, InjectedFault, first_hit, sentinel_output, wrong_output
 from agentlab.llm.base import ModelError
 from agentlab.monitor import Check, Failure, inspect
@@ -272,6 +272,7 @@ class _Engine:
         self.replans = 0
         self.unresolved: list[tuple[Step, Failure]] = []  # failures waiting for a replan
         self.calls: dict[str, list[tuple[str, Any]]] = {}  # key (step id, "plan", "replanN") -> (role, call)
+        self.spent = Spent()  # the calls' running total, for the budget
         self.keys: list[str] = []  # the order calls are listed in: plan order, replans in between
 
     # --- setting up ------------------------------------------------------------------------------
@@ -287,7 +288,7 @@ class _Engine:
             self._restore(checkpoints.load(self.checkpoint, self.task, plan))
         else:
             self.keys = (["plan"] if planning_calls else []) + plan.ids
-            self.calls["plan"] = [("planner", c) for c in planning_calls]
+            self._add_calls("plan", "planner", planning_calls)
             for step in plan:
                 self._event("planned", step, step.instruction)
             if self.checkpoint is not None:
@@ -377,7 +378,7 @@ class _Engine:
         self.run.slots.append(Slot(step.id, job.worker, job.start, self.now))
         result: _Attempt | None = job.future.result() if job.future.done() else None
         if result is not None:
-            self.calls.setdefault(step.id, []).extend((job.step.role, c) for c in result.calls)
+            self._add_calls(step.id, job.step.role, result.calls)
         failure = result.failure if result is not None else None
         if job.timed_out:
             failure = Failure("timeout", f"no result within the {self.timeout:g} s limit")
@@ -492,12 +493,17 @@ class _Engine:
         made = new_calls(before, getattr(planner, "calls", ()))
         if not made and error is not None:
             made = list(getattr(error, "calls", ()))
-        self.calls.setdefault(key, []).extend(("planner", c) for c in made)
+        self._add_calls(key, "planner", made)
         if key not in self.keys:
             self.keys.append(key)
         return sum(getattr(c, "latency", 0.0) for c in made)
 
     # --- budgets, the end, checkpoints -----------------------------------------------------------------
+
+    def _add_calls(self, key: str, role: str, calls: Sequence[Any]) -> None:
+        self.calls.setdefault(key, []).extend((role, c) for c in calls)
+        if self.budget is not None:
+            self.spent += spent((key, role, c) for c in calls)
 
     def _all_calls(self) -> list[tuple[str, str, Any]]:
         return [(key, role, call) for key in self.keys for role, call in self.calls.get(key, ())]
@@ -506,13 +512,13 @@ class _Engine:
         if self.budget is None:
             return None
         now = self.now if self.clock == "virtual" else self._clock()
-        return self.budget.reached(spent(self._all_calls(), now))
+        return self.budget.reached(replace(self.spent, seconds=now))
 
     def _check_budget(self) -> None:
         """Once a cap is reached, nothing new starts; the run says which cap. (A run whose
         last step has just finished is done, whatever it spent.)"""
-        left = self.unresolved or any(s.id not in self.run.outputs for s in self.run.plan)
         reason = self._over_budget()
+        left = self.unresolved or len(self.run.outputs) < len(self.run.plan)
         if reason and left and self.run.status == "running":
             self._stop(reason)
 
@@ -568,7 +574,7 @@ class _Engine:
             run.plan = run.plans[-1]
             run.outputs = dict(state["outputs"])
             for step_id, role, call in map(checkpoints.decode_call, state["calls"]):
-                self.calls.setdefault(step_id, []).append((role, call))
+                self._add_calls(step_id, role, [call])
             self.keys = list(state["keys"])
             run.trace.events = [checkpoints.decode_event(e) for e in state["trace"]]
             run.slots = [checkpoints.decode_slot(s) for s in state["slots"]]
