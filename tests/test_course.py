@@ -28,7 +28,7 @@ SOLVED = notebook(
     ("markdown", "# Exercise\nWhat is 0.9**5?\n<!-- BEGIN SOLUTION -->\nAbout 0.59.\n<!-- END SOLUTION -->"),
     (
         "code",
-        "def chain(p, n):\n    # BEGIN SOLUTION\n    return p**n\n    # END SOLUTION\n\nprint('defined')",
+        "def chain(p, n):\n    # BEGIN SOLUTION\n    return p**n\n    # END SOLUTION\n\nprint(1)",
     ),
     ("code", "# BEGIN SOLUTION\nanswer = 4\n# END SOLUTION\nprint(answer)"),
     ("markdown", "Rubric: full marks for the exponent.", "solution-only"),
