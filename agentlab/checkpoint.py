@@ -13,6 +13,9 @@ the previous checkpoint whole, never half a file. It carries a format version, a
 fingerprint of the task and the plan it belongs to, and a checksum of its state:
 resuming a different task or plan, a newer format, or a damaged file is a
 `CheckpointError` that says which, never a run that silently mixes two.
+
+The whole state is rewritten after every step: simple and safe, and quick enough
+for plans of tens or hundreds of steps (a longer run would append to a log instead).
 """
 
 from __future__ import annotations
@@ -44,9 +47,13 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _short(value: Any) -> str:
+    return _digest(value)[:16]
+
+
 def fingerprint(task: str, plan: Plan) -> dict[str, str]:
     """Short hashes of the task and of the plan a run started from."""
-    return {"task": _digest(task)[:16], "plan": _digest(plan.to_dict())[:16]}
+    return {"task": _short(task), "plan": _short(plan.to_dict())}
 
 
 # --- the run's parts as JSON -----------------------------------------------------------------
@@ -139,12 +146,12 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
             f"checkpoint {name} is damaged: its state does not match its checksum (was the file edited?)"
         )
     stored = document.get("fingerprint") or {}
-    if stored.get("task") != _digest(task)[:16]:
+    if stored.get("task") != _short(task):
         raise CheckpointError(
             f"checkpoint {name} belongs to a different task ({state.get('task', '?')[:60]!r}), "
             f"not {task[:60]!r}; use another checkpoint file, or resume=False to start over"
         )
-    if plan is not None and stored.get("plan") != _digest(plan.to_dict())[:16]:
+    if plan is not None and stored.get("plan") != _short(plan.to_dict()):
         raise CheckpointError(
             f"checkpoint {name} belongs to a different plan than the one given; "
             "use another checkpoint file, or resume=False to start over"
