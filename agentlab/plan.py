@@ -246,9 +246,11 @@ class Plan:
 
     def __str__(self) -> str:
         lines = [f"Plan with {len(self)} step(s):"]
+        id_width = max(4, *(len(s.id) for s in self.steps))  # replanned ids (r1_s3) are longer
+        role_width = max(10, *(len(s.role) for s in self.steps))
         for s in self.steps:
             after = f"  (after {', '.join(s.depends_on)})" if s.depends_on else ""
-            lines.append(f"  {s.id:<4} {s.role:<10} {s.instruction}{after}")
+            lines.append(f"  {s.id:<{id_width}} {s.role:<{role_width}} {s.instruction}{after}")
         return "\n".join(lines)
 
 

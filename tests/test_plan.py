@@ -234,3 +234,9 @@ def test_str_shows_each_step_and_what_it_waits_for():
     text = str(report_plan())
     assert text.splitlines()[0] == "Plan with 4 step(s):"
     assert "s3   critic     check facts  (after s1)" in text
+
+
+def test_str_keeps_columns_aligned_for_long_ids_and_roles():
+    plan = Plan([Step("s1", "writer", "DRAFT"), Step("r1_s2", "fact_checker", "VERIFY", depends_on=("s1",))])
+    first, second = str(plan).splitlines()[1:]
+    assert first.index("DRAFT") == second.index("VERIFY") == 2 + len("r1_s2 ") + len("fact_checker ")
