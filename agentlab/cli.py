@@ -92,8 +92,22 @@ def doctor() -> int:
 
 
 def course_command(args: argparse.Namespace) -> int:
-    """Write exercises/ from solutions/ (build), or fail if they differ (check)."""
+    """Write exercises/ from solutions/ (build), fail if they differ (check), or grade notebooks."""
     from agentlab import course
+
+    if args.action == "grade":
+        if not args.notebooks:
+            print("error: name the learners' notebooks to grade", file=sys.stderr)
+            return 2
+        all_passed = True
+        for path in args.notebooks:
+            results = course.grade(path)
+            passed = sum(status == "passed" for _, status, _ in results)
+            print(f"{path}: {passed}/{len(results)} exercises pass")
+            for exercise_id, status, detail in results:
+                print(f"  {exercise_id:<24} {status:<9} {detail[:100]}")
+            all_passed &= passed == len(results)
+        return 0 if all_passed else 1
 
     try:
         stale = course.build(args.root, write=args.action == "build")
@@ -126,8 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     solve.add_argument("--seed", type=int, default=0, help="simulator: seed (default 0)")
     solve.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of an error per call")
     solve.add_argument("--errors", help="simulator: error kinds, comma-separated (default: all)")
-    course = commands.add_parser("course", help="generate the exercises from the solutions")
-    course.add_argument("action", choices=("build", "check"), help="build: write them; check: compare")
+    course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
+    course.add_argument(
+        "action", choices=("build", "check", "grade"), help="build: write; check: compare; grade: run"
+    )
+    course.add_argument("notebooks", nargs="*", help="grade: the learners' exercise notebooks")
     course.add_argument("--root", default=".", help="the kit's folder (default: here)")
     args = parser.parse_args(argv)
     if args.command == "run":

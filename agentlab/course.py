@@ -97,3 +97,38 @@ def build(root: Path | str = ".", write: bool = True) -> list[Path]:
                 target.parent.mkdir(exist_ok=True)
                 target.write_text(text)
     return stale
+
+
+# --- grading ---------------------------------------------------------------------------
+
+CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
+
+
+def grade(path: Path | str, timeout: int = 300) -> list[tuple[str, str, str]]:
+    """Run a learner's exercise notebook; return (exercise id, status, detail) per check.
+
+    Status is "passed", "failed" (a check found a wrong answer), "not done" (still the
+    stub) or "error" (the cell broke before its check could say). Written answers are
+    not graded here: compare them with the model answer and rubric in `solutions/`.
+    """
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    where = {"metadata": {"path": str(path.parent.resolve())}}
+    NotebookClient(nb, timeout=timeout, allow_errors=True, resources=where).execute()
+    results = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for exercise_id in CHECK_CALL.findall(cell.source):
+            error = next((o for o in cell.outputs if o.output_type == "error"), None)
+            if error is None:
+                results.append((exercise_id, "passed", ""))
+            elif error.ename == "CheckFailed":
+                results.append((exercise_id, "failed", error.evalue))
+            elif error.ename == "NotImplementedError":
+                results.append((exercise_id, "not done", ""))
+            else:
+                results.append((exercise_id, "error", f"{error.ename}: {error.evalue}"))
+    return results

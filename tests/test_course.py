@@ -125,3 +125,28 @@ def test_an_exercise_run_as_shipped_stops_only_at_its_stubs(solution):
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors, "the exercise ran without reaching a stub"
     assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]
+
+
+def test_grade_reports_each_check_as_passed_failed_not_done_or_error(tmp_path, capsys):
+    learner = notebook(
+        ("code", "from agentlab.checks import REGISTRY, Case, exercise, check"),
+        (
+            "code",
+            "@exercise('99.one', 'one', hint='h')\ndef cases(answer):\n    yield Case('is 1', answer == 1)\n",
+        ),
+        ("code", "check('99.one', 1)"),
+        ("code", "check('99.one', 2)"),
+        ("code", f"{course.STUB}\ncheck('99.one', answer)"),
+        ("code", "check('99.one', undefined_name)"),
+    )
+    path = tmp_path / "learner.ipynb"
+    nbformat.write(learner, path)
+    assert [(i, s) for i, s, _ in course.grade(path)] == [
+        ("99.one", "passed"),
+        ("99.one", "failed"),
+        ("99.one", "not done"),
+        ("99.one", "error"),
+    ]
+    assert main(["course", "grade", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "learner.ipynb: 1/4 exercises pass" in out and "NameError" in out
