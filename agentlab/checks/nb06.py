@@ -1,0 +1,178 @@
+"""Checks for the exercises of notebook 06, error propagation.
+
+- `06.crossover`: the longest chain of steps at p that still beats one agent at q;
+- `06.best-cut`: how many pieces to cut a task into when every handoff can lose context;
+- `06.retries-correlated`: a Monte Carlo estimate of a chain with retries when tasks differ in
+  difficulty, which must agree with the exact answer within its interval.
+
+Expected values come from the kit's own functions in `agentlab.experiments`.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from agentlab.checks import Case, attempt, exercise
+from agentlab.experiments import Estimate, correlated_chain_success, longest_winning_chain, wilson_interval
+
+# --- 06.crossover ------------------------------------------------------------------------------
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raise TimeoutError inside the block after `seconds`, so a loop that never ends fails its case
+    instead of hanging the notebook. Only where an alarm signal exists and only on the main thread
+    (where Jupyter runs cells); elsewhere the block runs unbounded."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"no answer after {seconds:g} s: does a loop never end?")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+TIME_LIMIT = 2.0  # seconds for one case: far more than a right answer needs
+
+
+def bounded(function: Callable, *args: Any) -> tuple[Any, str]:
+    """`attempt(function, *args)` that gives up after TIME_LIMIT seconds."""
+    with time_limit(TIME_LIMIT):
+        return attempt(function, *args)
+
+
+CROSSOVER_CASES = (
+    ("(a) p = 0.9 against q = 0.6", 0.9, 0.6),
+    ("(b) p = 0.97 against q = 0.6", 0.97, 0.6),
+    ("p = 0.99 against q = 0.6", 0.99, 0.6),
+    ("p = 0.95 against q = 0.3", 0.95, 0.3),
+    ("a tie is not a win: p = 0.5 against q = 0.25 = 0.5²", 0.5, 0.25),
+    ("one agent as good as one step: p = q = 0.8", 0.8, 0.8),
+    ("one agent better than one step: p = 0.6, q = 0.9", 0.6, 0.9),
+    ("steps that never fail: p = 1 against q = 0.6", 1.0, 0.6),
+    ("an agent that never succeeds: p = 0.5 against q = 0", 0.5, 0.0),
+    ("perfect both ways: p = q = 1", 1.0, 1.0),
+)
+
+
+@exercise(
+    "06.crossover",
+    "The longest chain that still beats one agent",
+    hint="the chain must be strictly above q (a tie is not a win); settle q >= p first, and p == 1 or "
+    "q == 0 before any loop or logarithm, since a loop that waits for p**n to fall may never stop",
+)
+def crossover(longest: Callable[[float, float], int | float]) -> Iterator[Case]:
+    for what, p, q in CROSSOVER_CASES:
+        want = longest_winning_chain(p, q)
+        got, error = bounded(longest, p, q)
+        yield Case(f"{what} → {want}", not error and got == want, error or f"got {got!r}")
+
+
+# --- 06.best-cut -------------------------------------------------------------------------------
+
+
+def cut_success(fail: float, handoff: float, pieces: int) -> float:
+    """The toy model of notebook 06, section 8: `pieces` pieces, each failing with fail / pieces,
+    and a handoff between each two, each losing context with probability `handoff`."""
+    return (1 - fail / pieces) ** pieces * (1 - handoff) ** (pieces - 1)
+
+
+def best_cut_answer(fail: float, handoff: float, most: int) -> tuple[int, float]:
+    """The right answer: the fewest pieces among those with the highest success."""
+    best = max(range(1, most + 1), key=lambda n: (cut_success(fail, handoff, n), -n))
+    return best, cut_success(fail, handoff, best)
+
+
+BEST_CUT_CASES = (
+    ("notebook 06's curve, handoffs lose 1%", 0.4, 0.01, 15),
+    ("a harder task, handoffs lose 2%", 0.6, 0.02, 10),
+    ("free handoffs: cut as fine as allowed", 0.4, 0.0, 15),
+    ("handoffs lose 10%: one agent is best", 0.4, 0.1, 15),
+    ("an agent that never fails: every cut ties, so the fewest pieces", 0.0, 0.0, 8),
+    ("only one piece allowed", 0.4, 0.01, 1),
+)
+
+
+@exercise(
+    "06.best-cut",
+    "How finely to cut a task",
+    hint="try every number of pieces from 1 to `most` inclusive; n pieces have n - 1 handoffs between "
+    "them; on a tie keep the smaller n; return (pieces, chance)",
+)
+def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[Case]:
+    for what, fail, handoff, most in BEST_CUT_CASES:
+        want_n, want_p = best_cut_answer(fail, handoff, most)
+        got, error = attempt(cut, fail, handoff, most)
+        right = (
+            not error
+            and isinstance(got, tuple)
+            and len(got) == 2
+            and got[0] == want_n
+            and math.isclose(got[1], want_p, rel_tol=1e-9)
+        )
+        pieces = "1 piece" if want_n == 1 else f"{want_n} pieces"
+        label = f"{what} (fail {fail}, handoff {handoff}, at most {most}) → {pieces}, {want_p:.4f}"
+        yield Case(label, right, error or f"got {got!r}")
+
+
+# --- 06.retries-correlated ------------------------------------------------------------------------
+
+
+def retries_exact(p: float, n: int, attempts: int, correlation: float) -> float:
+    """The exact chance that every one of `n` steps succeeds within `attempts` tries, when each task
+    draws its own rate r (Beta, mean p) and every try of that task succeeds at r.
+
+    It is the mean of (1 - (1 - r)**attempts)**n. Expanded by the binomial theorem it needs only the
+    moments of 1 - r, which is Beta too (mean 1 - p, same correlation): the kit's
+    `correlated_chain_success(1 - p, m, correlation)` is the mean of (1 - r)**m.
+    """
+
+    def fail_moment(m: int) -> float:
+        return 1.0 if m == 0 else correlated_chain_success(1 - p, m, correlation)
+
+    return sum(math.comb(n, k) * (-1) ** k * fail_moment(attempts * k) for k in range(n + 1))
+
+
+Z_CHECK = 4.0  # a wide interval: a right simulation lands outside it about once in 16,000 tries
+
+RETRY_CASES = (
+    ("independent failures, 2 tries a step", 0.8, 5, 2, 0.0, 100_000, 1),
+    ("correlated failures (0.3), 2 tries a step", 0.8, 5, 2, 0.3, 100_000, 2),
+    ("correlated failures, one try: the chain of section 5", 0.8, 5, 1, 0.3, 100_000, 3),
+    ("a task goes all right or all wrong (correlation 1): retries buy nothing", 0.8, 5, 3, 1.0, 50_000, 4),
+    ("longer chain, 3 tries, correlation 0.5", 0.7, 6, 3, 0.5, 100_000, 5),
+)
+
+
+@exercise(
+    "06.retries-correlated",
+    "Retries when tasks differ in difficulty, by simulation",
+    hint="draw one rate per task with task_rates and use it for every try of every step of that task; "
+    "a step is right if any of its tries is, the chain if every step is; return an Estimate",
+)
+def retries_correlated(simulate: Callable[..., Estimate]) -> Iterator[Case]:
+    for what, p, n, attempts, correlation, trials, seed in RETRY_CASES:
+        exact = retries_exact(p, n, attempts, correlation)
+        got, error = attempt(simulate, p, n, attempts, correlation, trials, seed)
+        label = f"{what}: exact {exact:.4f}"
+        if error or not isinstance(got, Estimate) or got.trials != trials:
+            yield Case(label, False, error or f"expected an Estimate of {trials:,} trials, got {got!r}")
+            continue
+        low, high = wilson_interval(got.successes, got.trials, z=Z_CHECK)
+        yield Case(label, low <= exact <= high, f"simulated {got.value:.4f}, too far from {exact:.4f}")
+    once, error = attempt(simulate, 0.8, 5, 2, 0.3, 20_000, 7)
+    again, error_again = attempt(simulate, 0.8, 5, 2, 0.3, 20_000, 7)
+    same = not (error or error_again) and once == again
+    yield Case("the same seed gives the same count", same, error or error_again or f"{once} then {again}")

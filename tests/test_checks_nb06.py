@@ -1,0 +1,166 @@
+"""The checks of notebook 06's exercises: each fails on the stub and on a plausible mistake, and passes
+on the solution notebook's own code."""
+
+import math
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from agentlab.checks import CheckFailed, check, nb06
+from agentlab.experiments import Estimate, correlated_chain_success, task_rates, with_retries
+
+SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "06_error_propagation.ipynb"
+
+
+def solution(name):
+    """The function `name` as the solution notebook defines it: its setup cell, then the defining cell."""
+    cells = [c.source for c in nbformat.read(SOLUTION, as_version=4).cells if c.cell_type == "code"]
+    namespace = {}
+    exec(cells[0], namespace)
+    exec(next(c for c in cells if f"def {name}(" in c), namespace)
+    return namespace[name]
+
+
+def stub(*args):
+    raise NotImplementedError("Exercise: write this part, then run the cell again.")
+
+
+@pytest.mark.parametrize("exercise", ["06.crossover", "06.best-cut", "06.retries-correlated"])
+def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
+    with pytest.raises(NotImplementedError):
+        check(exercise, stub)
+    assert "not written yet" in capsys.readouterr().out
+
+
+# --- 06.crossover -------------------------------------------------------------------------------
+
+
+def test_crossover_passes_the_solution(capsys):
+    check("06.crossover", solution("longest_winning_chain"))
+    assert "All 10 checks passed." in capsys.readouterr().out
+
+
+def test_crossover_fails_a_logarithm_that_counts_a_tie_as_a_win(capsys):
+    def by_logs(p, q):
+        if p <= q:
+            return 0
+        if p == 1 or q == 0:
+            return math.inf
+        return math.floor(math.log(q) / math.log(p))
+
+    with pytest.raises(CheckFailed, match="1 of 10 checks failed. Hint: .*a tie is not a win"):
+        check("06.crossover", by_logs)
+    assert "✗ a tie is not a win: p = 0.5 against q = 0.25 = 0.5² → 1: got 2" in capsys.readouterr().out
+
+
+def test_crossover_stops_a_loop_that_never_ends_and_says_so(monkeypatch, capsys):
+    monkeypatch.setattr(nb06, "TIME_LIMIT", 0.2)
+
+    def unguarded(p, q):  # notebook 06's loop: right in the middle, endless at p = 1
+        n = 0
+        while p ** (n + 1) > q:
+            n += 1
+        return n
+
+    with pytest.raises(CheckFailed):
+        check("06.crossover", unguarded)
+    out = capsys.readouterr().out
+    assert "✓ (a) p = 0.9 against q = 0.6 → 4" in out
+    assert "✗ steps that never fail: p = 1 against q = 0.6 → inf: raised TimeoutError" in out
+    assert "does a loop never end?" in out
+
+
+def test_the_time_limit_leaves_a_quick_answer_alone_and_cancels_its_alarm():
+    assert nb06.bounded(lambda p, q: 4, 0.9, 0.6) == (4, "")
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+# --- 06.best-cut ----------------------------------------------------------------------------------
+
+
+def test_best_cut_passes_the_solution(capsys):
+    check("06.best-cut", solution("best_cut"))
+    assert "All 6 checks passed." in capsys.readouterr().out
+
+
+def test_best_cut_fails_a_handoff_after_the_last_piece(capsys):
+    def one_handoff_too_many(fail, handoff, most):
+        chances = {n: (1 - fail / n) ** n * (1 - handoff) ** n for n in range(1, most + 1)}
+        best = max(chances.values())
+        return min(n for n, c in chances.items() if c == best), best
+
+    with pytest.raises(CheckFailed, match="n - 1 handoffs"):
+        check("06.best-cut", one_handoff_too_many)
+    out = capsys.readouterr().out
+    assert "✓ an agent that never fails" in out  # no handoff loss, so nothing to get wrong
+    assert "✗ handoffs lose 10%: one agent is best (fail 0.4, handoff 0.1, at most 15)" in out
+    assert "→ 1 piece, 0.6000: got (1, 0.54" in out  # the right n, the wrong chance
+
+
+def test_best_cut_fails_a_range_that_stops_one_short(capsys):
+    def stops_short(fail, handoff, most):
+        chances = {n: (1 - fail / n) ** n * (1 - handoff) ** (n - 1) for n in range(1, most)}
+        best = max(chances.values())
+        return min(n for n, c in chances.items() if c == best), best
+
+    with pytest.raises(CheckFailed, match="2 of 6 checks failed"):
+        check("06.best-cut", stops_short)
+    out = capsys.readouterr().out
+    assert "✗ free handoffs: cut as fine as allowed" in out
+    assert (
+        "✗ only one piece allowed (fail 0.4, handoff 0.01, at most 1) → 1 piece, 0.6000: raised Value" in out
+    )
+
+
+# --- 06.retries-correlated ------------------------------------------------------------------------
+
+
+def test_the_exact_answer_agrees_with_the_kit_where_the_kit_has_one():
+    assert math.isclose(nb06.retries_exact(0.8, 5, 2, 0.0), with_retries(0.8, 2) ** 5)
+    assert math.isclose(nb06.retries_exact(0.8, 5, 1, 0.3), correlated_chain_success(0.8, 5, 0.3))
+    assert math.isclose(nb06.retries_exact(0.8, 5, 3, 1.0), 0.8)
+    assert nb06.retries_exact(0.8, 5, 2, 0.3) < with_retries(0.8, 2) ** 5  # shared difficulty costs
+
+
+def test_retries_passes_the_solution(capsys):
+    check("06.retries-correlated", solution("simulate_retries"))
+    assert "All 6 checks passed." in capsys.readouterr().out
+
+
+def test_retries_fails_a_fresh_difficulty_for_every_try(capsys):
+    def fresh_every_try(p, n, attempts, correlation, trials=100_000, seed=0):
+        rng = np.random.default_rng(seed)
+        rate = task_rates(p, correlation, trials * n * attempts, rng).reshape(trials, n, attempts)
+        right = (rng.random((trials, n, attempts)) < rate).any(axis=2).all(axis=1)
+        return Estimate(int(right.sum()), trials)
+
+    with pytest.raises(CheckFailed, match="one rate per task"):
+        check("06.retries-correlated", fresh_every_try)
+    out = capsys.readouterr().out
+    assert "✓ independent failures, 2 tries a step" in out
+    assert "✗ correlated failures (0.3), 2 tries a step: exact 0.7603: simulated 0.81" in out
+
+
+def test_retries_fails_retrying_the_whole_chain(capsys):
+    def whole_chain(p, n, attempts, correlation, trials=100_000, seed=0):
+        rng = np.random.default_rng(seed)
+        rate = task_rates(p, correlation, trials, rng)
+        chains = (rng.random((trials, attempts, n)) < rate[:, None, None]).all(axis=2).any(axis=1)
+        return Estimate(int(chains.sum()), trials)
+
+    with pytest.raises(CheckFailed):
+        check("06.retries-correlated", whole_chain)
+    assert "✗ independent failures, 2 tries a step" in capsys.readouterr().out
+
+
+def test_retries_fails_a_rate_instead_of_an_estimate(capsys):
+    def just_a_rate(p, n, attempts, correlation, trials=100_000, seed=0):
+        return with_retries(p, attempts) ** n
+
+    with pytest.raises(CheckFailed):
+        check("06.retries-correlated", just_a_rate)
+    assert "expected an Estimate of 100,000 trials, got 0.81" in capsys.readouterr().out
