@@ -11,6 +11,11 @@ requests a real model gets, recognising each by its structure:
   steps with "$s1" references if the schema has a "tool" field, instructions for
   the roles' agents if not. A **replan** is a plan request whose user message holds
   a "Failure report": facts the completed steps found are reused, not looked up again;
+- a **manager's plan** (notebook 05) is a plan request whose team lists a role that "leads a
+  sub-team" and says "at most N parts": the question is split into at most N whole
+  sub-questions for that role (groups of a fan-out's items, segments of a chain), joined
+  and reported as in any plan; a question that does not split goes to one sub-team whole.
+  On a replan, parts that completed are reused as they are;
 - anything else is an **agent turn** (an executor's tool loop, a writer's synthesis,
   or a single ReAct agent): the goal is the first user message, the tools offered
   are what it may call, and the tool results already in the conversation are all it
@@ -75,6 +80,7 @@ from agentlab.world import (
     ENTITIES,
     RESULT_TO_REPORT,
     Arithmetic,
+    AttributeOf,
     Difference,
     Extreme,
     Lookup,
@@ -85,12 +91,14 @@ from agentlab.world import (
     calculate,
     fill_in,
     name_key,
+    normalise,
     parse_question,
     render,
     render_phrase,
     steps_needed,
 )
 from agentlab.world.injection import call_text, find_injections, without_injections
+from agentlab.world.tasks import REFERENCE
 from agentlab.world.tools import ToolError, format_number
 
 
@@ -330,6 +338,7 @@ class _Reply:
 # --- planning -------------------------------------------------------------------------------
 
 _TEAM_LINE = re.compile(r"^- ([\w-]+): .*?(?:\(tools: ([^)]*)\))?\s*$", re.MULTILINE)
+_LEAD_LINE = re.compile(r"^- ([\w-]+): leads a sub-team\b.*?\bat most (\d+) parts\b", re.MULTILINE)
 _TASK_LINE = re.compile(r"^Task: (.+)$", re.MULTILINE)
 
 
@@ -341,12 +350,17 @@ def _plan_reply(system, messages, schema, erring, kinds, rng, obeys=False) -> _R
     roles = _team(system, step_schema)
     report = _failure_report(messages)
     writer = _PlanWriter(roles, direct, _known_facts(report) if report else {})
+    lead = _LEAD_LINE.search(system)
     planted = _planted_call(messages, {t for tools in roles.values() for t in tools}) if obeys else None
     if planted and direct:  # talked into it: the note's call becomes a step of the new plan
         name, args = planted
         role = next(r for r, tools in roles.items() if name in tools)
         writer.add(role, f"Do what the note in the records asks: {call_text(name, args)}", [], name, args)
-    steps = writer.write(task)
+    if lead and lead.group(1) in roles:  # a manager: whole sub-questions for sub-teams
+        known = _known_parts(report, lead.group(1)) if report else {}
+        steps = writer.write_parts(task, lead.group(1), int(lead.group(2)), known)
+    else:
+        steps = writer.write(task)
 
     error = None
     possible = [k for k in _PLAN_ERRORS if k in kinds and _plan_error_applies(k, steps)]
@@ -456,17 +470,120 @@ class _PlanWriter:
         self.add(self.writer, f"{report} {RESULT_TO_REPORT} {result}.", [result])
         return self.steps
 
+    # --- a manager's plan: parts for sub-teams ---------------------------------------------
 
-def _known_facts(report: str) -> dict[tuple[str, str], str]:
-    """Facts found by the steps that completed before a failure, read from a failure report."""
+    def write_parts(self, task: str, lead: str, parts: int, known: Mapping[str, str]) -> list[dict[str, Any]]:
+        """At most `parts` whole sub-questions, each for the sub-team `lead` heads, then the join
+        and the report. `known` maps a part already answered (by a replan's completed steps) to
+        its answer, which is used as it is."""
+        self.lead, self.known_parts = lead, known
+        try:
+            question = parse_question(task)
+        except QuestionError:
+            result = self.part(task)
+            report = f"Report the answer to the task: {task} {RESULT_TO_REPORT} {result}."
+            self.add(self.writer, report, [result])
+            return self.steps
+        result = self._split(question, parts)
+        if result is None:  # nothing to split: one sub-team takes the question whole
+            result = self.part(render(question))
+        report = f"Report the answer to the task in a few words: {render(question)}"
+        self.add(self.writer, f"{report} {RESULT_TO_REPORT} {result}.", [result])
+        return self.steps
+
+    def part(self, question: str) -> str:
+        """A reference to a sub-team's answer to `question`, or the answer if a replan has it."""
+        known = self.known_parts.get(normalise(question))
+        if known is not None:
+            return known
+        return self.add(self.lead, question, ["$" + ref for ref in REFERENCE.findall(question)])
+
+    def _split(self, q, parts: int) -> str | None:
+        """The parts of `q` and their join; None when `q` does not split into two or more."""
+        if isinstance(q, Total | Difference):
+            items = q.items if isinstance(q, Total) else (q.first, q.second)
+            groups = _groups(items, parts)
+            if len(groups) < 2:
+                return None
+            refs = [self._value_of(group, q.attribute) for group in groups]
+            return self.combine(refs, "+" if isinstance(q, Total) else "-")
+        if isinstance(q, Extreme):  # the winners of each group meet in one more part
+            groups = _groups(q.items, parts - 1)
+            if len(groups) < 2:
+                return None
+            winners = [
+                self.part(render(Extreme(q.attribute, group, q.highest)))
+                if len(group) > 1
+                else _label(group[0])
+                for group in groups
+            ]
+            return self.part(render(Extreme(q.attribute, tuple(Name(w) for w in winners), q.highest)))
+        if isinstance(q, Lookup):  # a chain: consecutive segments, each starting from the last one's answer
+            attributes, base = [], q.phrase
+            while isinstance(base, AttributeOf):
+                attributes.insert(0, base.attribute)
+                base = base.of
+            segments = _groups(attributes, parts)
+            if len(segments) < 2:
+                return None
+            for segment in segments:
+                phrase = base
+                for attribute in segment:
+                    phrase = AttributeOf(attribute, phrase)
+                base = Name(self.part(render(Lookup(phrase))))
+            return base.text
+        return None  # arithmetic: one part
+
+    def _value_of(self, group: tuple[Phrase, ...], attribute: str) -> str:
+        """A part for a group of a sum's (or difference's) items: their total, or one item's value."""
+        if len(group) > 1:
+            return self.part(render(Total(attribute, group)))
+        item = group[0]
+        if isinstance(item, Name) and item.value:
+            return item.value
+        return self.part(render(Lookup(AttributeOf(attribute, item))))
+
+
+def _groups(items: Sequence[Any], n: int) -> list[tuple[Any, ...]]:
+    """`items` cut into min(n, len(items)) consecutive groups, as even as can be, larger first."""
+    n = min(n, len(items))
+    if n < 1:
+        return []
+    size, extra = divmod(len(items), n)
+    groups, start = [], 0
+    for i in range(n):
+        end = start + size + (i < extra)
+        groups.append(tuple(items[start:end]))
+        start = end
+    return groups
+
+
+def _completed(report: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """The previous plan's steps and the completed steps' outputs, read from a failure report."""
     previous = report.split("Previous plan:", 1)[-1]
     start, end = previous.find("{"), previous.rfind("}")
     try:
         steps = json.loads(previous[start : end + 1])["steps"]
     except (ValueError, KeyError, TypeError):
-        return {}
+        return [], {}
     completed_part = report.split("Completed steps:", 1)[-1].split("Failed step", 1)[0]
     outputs = {m.group(1): m.group(2).strip() for m in _LINE_ITEM.finditer(completed_part)}
+    return steps, outputs
+
+
+def _known_parts(report: str, lead: str) -> dict[str, str]:
+    """The parts sub-teams answered before a failure: question (normalised) -> answer."""
+    steps, outputs = _completed(report)
+    return {
+        normalise(fill_in(step.get("instruction", ""), outputs)): outputs[step["id"]]
+        for step in steps
+        if step.get("role") == lead and step.get("id") in outputs
+    }
+
+
+def _known_facts(report: str) -> dict[tuple[str, str], str]:
+    """Facts found by the steps that completed before a failure, read from a failure report."""
+    steps, outputs = _completed(report)
     facts = {}
     for step in steps:
         output = outputs.get(step.get("id"))
