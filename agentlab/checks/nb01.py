@@ -1,0 +1,312 @@
+"""Checks for the exercises of notebook 01, a stub planner and its executors.
+
+- `01.concerns`: the coordinator's three classical concerns, each matched to the symptom it
+  shows in production, and what response-threshold swarms avoid and give up;
+- `01.sentinel`: an orchestrator loop that notices an executor's FAILED answer and hands that
+  step to a stand-in role;
+- `01.hierarchy`: a manager, a sub-planner per chunk and a top synthesizer, with every
+  LLM-equivalent call counted, for plan shapes the notebook never shows;
+- `01.when-hierarchy`: which situations repay a hierarchy's extra coordination rounds.
+
+The executors, planners and synthesizers handed to the learner's code here record every call,
+so the cases judge what the code did, not what it printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from agentlab.checks import Case, attempt, exercise
+from agentlab.plan import Plan, Step
+
+
+def quietly(function: Callable, *args: Any) -> tuple[Any, str]:
+    """`attempt(function, *args)` with its prints swallowed: the cases report what happened."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        return attempt(function, *args)
+
+
+# --- 01.concerns --------------------------------------------------------------------------------
+
+CONCERNS = ("bottleneck", "single point of failure", "decomposition cost")
+SYMPTOM_KEY = {"bottleneck": "c", "single point of failure": "a", "decomposition cost": "e"}
+SWARMS_AVOID = {"bottleneck", "single point of failure"}
+SWARMS_GIVE_UP = "y"
+
+
+@exercise(
+    "01.concerns",
+    "The coordinator's three concerns, in production and in a swarm",
+    hint="ask of each symptom: would it go away with a faster planner (throughput), with a second "
+    "planner (availability), or only with fewer hand-offs (cost)? A swarm has no planner at all, but "
+    "its agents still split and share the work, and specialise without anyone assigning roles",
+)
+def concerns(answer: Any) -> Iterator[Case]:
+    if not isinstance(answer, Mapping):
+        yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
+        return
+    for concern in CONCERNS:
+        got = answer.get(concern)
+        yield Case(f"the symptom of the {concern}", got == SYMPTOM_KEY[concern], f"you chose {got!r}")
+    avoided = answer.get("swarms avoid")
+    avoided = set(avoided) if isinstance(avoided, list | tuple | set | frozenset) else avoided
+    yield Case(
+        "what a response-threshold swarm avoids",
+        avoided == SWARMS_AVOID,
+        f"you chose {sorted(avoided) if isinstance(avoided, set) else avoided!r}",
+    )
+    got = answer.get("swarms give up")
+    yield Case("what a swarm gives up in exchange", got == SWARMS_GIVE_UP, f"you chose {got!r}")
+
+
+# --- 01.sentinel --------------------------------------------------------------------------------
+
+
+def _executor(role: str, log: list, answers: Mapping[str, str] | None = None) -> Callable:
+    """A stub executor that records (role, step id, context) and answers with a traceable text;
+    `answers` maps an instruction to a fixed answer (a FAILED sentinel, say)."""
+    answers = dict(answers or {})
+
+    def act(step: Step, context: Mapping[str, str]) -> str:
+        log.append((role, step.id, dict(context)))
+        if step.instruction in answers:
+            return answers[step.instruction]
+        if context:
+            return f"{role}({step.id}) from " + "; ".join(f"{k}={v}" for k, v in context.items())
+        return f"{role}({step.id})"
+
+    return act
+
+
+def _team(log: list, **answers: Mapping[str, str]) -> dict[str, Callable]:
+    roles = ("researcher", "coder", "critic", "writer", "generalist")
+    return {role: _executor(role, log, answers.get(role)) for role in roles}
+
+
+REPORT = Plan(
+    [
+        Step("s1", "researcher", "Collect three facts."),
+        Step("s2", "coder", "Sketch the core loop."),
+        Step("s3", "critic", "Name the biggest risk.", depends_on=["s1"]),
+        Step("s4", "writer", "Combine everything.", depends_on=["s1", "s2", "s3"]),
+    ]
+)
+TWO_LOOKUPS = Plan(
+    [
+        Step("a", "researcher", "Look up the first island."),
+        Step("b", "researcher", "Look up the second island."),
+        Step("c", "writer", "Compare them.", depends_on=["a", "b"]),
+    ]
+)
+STAND_IN = {"coder": "generalist", "researcher": "generalist", "critic": "generalist", "writer": "generalist"}
+
+
+def _sentinel_run(run: Callable, plan: Plan, stand_in: Mapping[str, str], **answers) -> tuple:
+    log: list = []
+    outputs, error = quietly(run, plan, _team(log, **answers), dict(stand_in))
+    return outputs, error, log
+
+
+def _asked(log: list, step_id: str) -> list[str]:
+    return [role for role, sid, _ in log if sid == step_id]
+
+
+@exercise(
+    "01.sentinel",
+    "Notice a FAILED answer and reroute the step",
+    hint="look at each output before storing it: an answer that starts with 'FAILED' is the sentinel "
+    "(a longer one too, e.g. 'FAILED: ...'). Give that step, with the same context, to "
+    "team[stand_in[role]], store the stand-in's answer under the step's id so later steps get it, and "
+    "raise an error naming the step when there is no stand-in or it fails too",
+)
+def sentinel(run: Callable) -> Iterator[Case]:
+    fails = {"coder": {"Sketch the core loop.": "FAILED: the code sandbox is down"}}
+    outputs, error, log = _sentinel_run(run, REPORT, {"coder": "generalist"}, **fails)
+    ok = not error and isinstance(outputs, Mapping)
+    yield Case(
+        "a coder that answers 'FAILED: ...' is asked first, then its step goes to the stand-in",
+        ok and _asked(log, "s2") == ["coder", "generalist"] and outputs.get("s2") == "generalist(s2)",
+        error or f"s2 was asked of {_asked(log, 's2')} and stored as {outputs.get('s2')!r}",
+    )
+    complete = ok and set(outputs) == set(REPORT.ids) and "generalist(s2)" in outputs.get("s4", "")
+    yield Case(
+        "every step has an output, and the writer's report uses the stand-in's answer",
+        complete and not any(str(v).startswith("FAILED") for v in outputs.values()),
+        error or f"outputs: {outputs!r}",
+    )
+
+    fails = {"researcher": {"Look up the second island.": "FAILED"}}
+    outputs, error, log = _sentinel_run(run, TWO_LOOKUPS, STAND_IN, **fails)
+    yield Case(
+        "only the step that failed is rerouted, not every step of its role (a bare 'FAILED' too)",
+        not error and _asked(log, "a") == ["researcher"] and _asked(log, "b") == ["researcher", "generalist"],
+        error or f"step a was asked of {_asked(log, 'a')}, step b of {_asked(log, 'b')}",
+    )
+
+    fails = {"critic": {"Name the biggest risk.": "FAILED: no opinion"}}
+    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    given = {role: context for role, sid, context in log if sid == "s3"}
+    yield Case(
+        "the stand-in gets the same inputs the failed step had",
+        not error and given.get("generalist") == {"s1": "researcher(s1)"},
+        error or f"the critic was given {given.get('critic')!r}, the stand-in {given.get('generalist')!r}",
+    )
+
+    fails = {"writer": {"Combine everything.": "FAILED: out of tokens"}}
+    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    yield Case(
+        "the final step can fail too: the deliverable is then the stand-in's synthesis",
+        not error
+        and isinstance(outputs, Mapping)
+        and str(outputs.get("s4", "")).startswith("generalist(s4)"),
+        error or f"the deliverable is {outputs.get('s4') if isinstance(outputs, Mapping) else outputs!r}",
+    )
+
+    fails = {"researcher": {"Collect three facts.": "Last night 3 of 10 jobs FAILED; all are fixed now."}}
+    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    yield Case(
+        "an answer that only mentions FAILED later on is not the sentinel",
+        not error and "generalist" not in {role for role, _, _ in log},
+        error or f"the stand-in was asked for {[sid for role, sid, _ in log if role == 'generalist']}",
+    )
+
+    fails = {"coder": {"Sketch the core loop.": "FAILED"}, "generalist": {"Sketch the core loop.": "FAILED"}}
+    outputs, error, log = _sentinel_run(run, REPORT, {"coder": "generalist"}, **fails)
+    yield Case(
+        "a stand-in that fails too stops the run with an error naming the step",
+        bool(error) and "s2" in error,
+        error or f"no error; the outputs were {outputs!r}",
+    )
+
+    fails = {"coder": {"Sketch the core loop.": "FAILED: the code sandbox is down"}}
+    outputs, error, log = _sentinel_run(run, REPORT, {"critic": "generalist"}, **fails)
+    yield Case(
+        "a failed step whose role has no stand-in stops the run with an error naming the step",
+        bool(error) and "s2" in error,
+        error or f"no error; the outputs were {outputs!r}",
+    )
+
+
+# --- 01.hierarchy -------------------------------------------------------------------------------
+
+
+class _Recorder:
+    """A manager, a sub-planner, executors and a synthesizer for a given shape of chunks, each
+    counting its calls. Every sub-plan uses the ids s1, s2, ... so chunks share step ids."""
+
+    def __init__(self, sizes: list[int]):
+        self.sizes, self.calls = sizes, Counter()
+        self.given: list[tuple[str, str, dict]] = []  # (chunk, step id, context) per executor call
+        self.synthesized: list[list[str]] = []
+
+    def manager(self, task: str) -> list[str]:
+        self.calls["manager"] += 1
+        return [f"chunk {i + 1}" for i in range(len(self.sizes))]
+
+    def sub_planner(self, chunk: str) -> Plan:
+        self.calls["sub-planner"] += 1
+        n = self.sizes[int(chunk.split()[-1]) - 1]
+        steps = [
+            Step(f"s{i}", "worker", f"{chunk}: part {i}.", depends_on=[f"s{i - 1}"] if i > 1 else [])
+            for i in range(1, n)
+        ]
+        steps.append(Step(f"s{n}", "lead", f"{chunk}: sum up.", depends_on=[f"s{i}" for i in range(1, n)]))
+        return Plan(steps)
+
+    def team(self) -> dict[str, Callable]:
+        def act(step: Step, context: Mapping[str, str]) -> str:
+            self.calls["executor"] += 1
+            chunk = step.instruction.split(":")[0]
+            self.given.append((chunk, step.id, dict(context)))
+            return f"{chunk}/{step.id}"
+
+        return {"worker": act, "lead": act}
+
+    def synthesize(self, task: str, results: list[str]) -> str:
+        self.calls["synthesizer"] += 1
+        self.synthesized.append(list(results))
+        return "TOP REPORT: " + " + ".join(results)
+
+    def expected(self) -> dict[str, int]:
+        k = len(self.sizes)
+        return {"manager": 1, "sub-planner": k, "executor": sum(self.sizes), "synthesizer": 1}
+
+
+def _counts(calls: Any) -> dict[str, int] | None:
+    if not isinstance(calls, Mapping):
+        return None
+    return {k: v for k, v in dict(calls).items() if v}
+
+
+@exercise(
+    "01.hierarchy",
+    "A manager, sub-planners, and every call counted",
+    hint="count each call where it happens: one for the manager, one per sub-planner, one per step "
+    "an executor runs, one for the top synthesizer. Run each chunk's plan with its own outputs dict "
+    "(the sub-planners reuse ids like s1), and hand the synthesizer each chunk's final output, in order",
+)
+def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
+    for sizes in ([3, 2], [1], [4, 1, 3]):
+        r = _Recorder(sizes)
+        result, error = quietly(
+            run_hierarchy, "Write the report.", r.manager, r.sub_planner, r.team(), r.synthesize
+        )
+        shape = f"chunks of {'+'.join(map(str, sizes))} steps"
+        if error or not (isinstance(result, tuple) and len(result) == 2):
+            yield Case(f"{shape}: returns (deliverable, calls)", False, error or f"got {result!r}")
+            continue
+        deliverable, calls = result
+        reported, want = _counts(calls), r.expected()
+        yield Case(
+            f"{shape}: the calls are counted by kind",
+            reported == want and dict(r.calls) == want,
+            f"reported {reported}, made {dict(r.calls)}",
+        )
+        wrong = [
+            (chunk, sid, context)
+            for chunk, sid, context in r.given
+            if any(value != f"{chunk}/{dep}" for dep, value in context.items())
+        ]
+        ran = Counter(chunk for chunk, _, _ in r.given)
+        yield Case(
+            f"{shape}: every step runs once, with its own chunk's inputs",
+            not wrong and ran == Counter({f"chunk {i + 1}": n for i, n in enumerate(sizes)}),
+            f"{wrong[0][0]} step {wrong[0][1]} was given {wrong[0][2]}"
+            if wrong
+            else f"steps run: {dict(ran)}",
+        )
+        finals = [f"chunk {i + 1}/s{n}" for i, n in enumerate(sizes)]
+        yield Case(
+            f"{shape}: the top synthesizer gets each chunk's final output, and its answer is the deliverable",
+            r.synthesized == [finals] and deliverable == "TOP REPORT: " + " + ".join(finals),
+            f"the synthesizer got {r.synthesized}, the deliverable is {deliverable!r}",
+        )
+
+
+# --- 01.when-hierarchy --------------------------------------------------------------------------
+
+WHEN_KEY = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
+
+
+@exercise(
+    "01.when-hierarchy",
+    "When a hierarchy pays for its extra rounds",
+    hint="a hierarchy costs about two extra calls per chunk and one more round before any work starts; "
+    "it pays when one planner could not hold the whole plan, or when a part must be redone without "
+    "disturbing the rest",
+)
+def when_hierarchy(answer: Any) -> Iterator[Case]:
+    if not isinstance(answer, Mapping):
+        yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
+        return
+    for scenario, want in WHEN_KEY.items():
+        got = answer.get(scenario)
+        yield Case(
+            f"situation {scenario!r}",
+            got == want,
+            f"got {got!r}" + ("" if got in ("flat", "hierarchy") else " (answer 'flat' or 'hierarchy')"),
+        )

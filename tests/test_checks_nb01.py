@@ -1,0 +1,190 @@
+"""Notebook 01's exercise checks: each fails on the stub and on a plausible wrong answer, and passes
+on the solution, taken from the solution notebook itself."""
+
+from collections import Counter
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from agentlab import course
+from agentlab.checks import CheckFailed, check
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = "01_stub_planner_and_executors.ipynb"
+
+
+def run_cells(path: Path, answers: bool) -> dict:
+    """Run a notebook's code cells in one namespace. A cell that calls check() is left out, except,
+    with `answers`, the lines of its solution region (an answer assigned there)."""
+    namespace: dict = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        source = cell.source
+        if "check(" in source:
+            if not answers:
+                continue
+            lines = source.splitlines()
+            if course.BEGIN_CODE not in lines:
+                continue
+            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
+        exec(compile(source, str(path), "exec"), namespace)
+    return namespace
+
+
+def exercise_cell(marker: str) -> str:
+    """The source of the exercise notebook's cell that contains `marker`."""
+    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
+    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return run_cells(ROOT / "solutions" / NAME, answers=True)
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return run_cells(ROOT / "exercises" / NAME, answers=False)
+
+
+def failed_cases(capsys) -> list[str]:
+    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+
+
+# --- 01.concerns ----------------------------------------------------------------------------------
+
+
+def test_concerns_passes_on_the_model_answer(solution, capsys):
+    check("01.concerns", solution["concerns"])
+    assert "All 5 checks passed." in capsys.readouterr().out
+
+
+def test_concerns_stub_stops_before_its_check(exercise):
+    with pytest.raises(NotImplementedError):
+        exec(exercise_cell('check("01.concerns"'), dict(exercise))
+
+
+def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms_avoid_everything(capsys):
+    mixed_up = {
+        "bottleneck": "a",
+        "single point of failure": "c",
+        "decomposition cost": "e",
+        "swarms avoid": {"bottleneck", "single point of failure", "decomposition cost"},
+        "swarms give up": "x",
+    }
+    with pytest.raises(CheckFailed, match="4 of 5 checks failed"):
+        check("01.concerns", mixed_up)
+    assert failed_cases(capsys)[0] == "✗ the symptom of the bottleneck: you chose 'a'"
+
+
+# --- 01.sentinel ----------------------------------------------------------------------------------
+
+
+def test_sentinel_passes_on_the_solution(solution, capsys):
+    check("01.sentinel", solution["run_with_reroute"])
+    assert "All 8 checks passed." in capsys.readouterr().out
+
+
+def test_sentinel_stub_raises_not_implemented(exercise):
+    with pytest.raises(NotImplementedError):
+        check("01.sentinel", exercise["run_with_reroute"])
+
+
+def only_exact_failed(plan, team, stand_in):
+    """Reroutes only an answer that is exactly "FAILED"; "FAILED: reason" slips through."""
+    outputs = {}
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        output = team[step.role](step, context)
+        if output == "FAILED":
+            output = team[stand_in[step.role]](step, context)
+        outputs[step.id] = output
+    return outputs
+
+
+def reroutes_whole_role(plan, team, stand_in):
+    """Once a role has failed, sends all its later steps to the stand-in, and never gives up."""
+    outputs, broken = {}, set()
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        role = stand_in[step.role] if step.role in broken else step.role
+        output = team[role](step, context)
+        if "FAILED" in output:
+            broken.add(step.role)
+            output = team[stand_in.get(step.role, step.role)](step, context)
+        outputs[step.id] = output
+    return outputs
+
+
+def test_sentinel_fails_when_only_a_bare_failed_is_noticed(capsys):
+    with pytest.raises(CheckFailed):
+        check("01.sentinel", only_exact_failed)
+    failed = failed_cases(capsys)
+    assert failed[0].startswith("✗ a coder that answers 'FAILED: ...' is asked first")
+    assert any(line.startswith("✗ a stand-in that fails too stops the run") for line in failed)
+
+
+def test_sentinel_fails_when_failed_anywhere_counts_and_nothing_ever_stops(capsys):
+    with pytest.raises(CheckFailed):
+        check("01.sentinel", reroutes_whole_role)
+    failed = failed_cases(capsys)
+    assert any(line.startswith("✗ an answer that only mentions FAILED later on") for line in failed)
+    assert any(line.startswith("✗ a failed step whose role has no stand-in") for line in failed)
+
+
+# --- 01.hierarchy ---------------------------------------------------------------------------------
+
+
+def test_hierarchy_passes_on_the_solution(solution, capsys):
+    check("01.hierarchy", solution["run_hierarchy"])
+    assert "All 9 checks passed." in capsys.readouterr().out
+
+
+def test_hierarchy_stub_raises_not_implemented(exercise):
+    with pytest.raises(NotImplementedError):
+        check("01.hierarchy", exercise["run_hierarchy"])
+
+
+def one_outputs_dict(task, manager, sub_planner, team, synthesize):
+    """Runs every chunk into one outputs dict and collects the chunks' results at the end, when a
+    later chunk's s1 has overwritten an earlier chunk's; and forgets to count the sub-planners."""
+    calls, outputs, plans = Counter(), {}, []
+    calls["manager"] += 1
+    for chunk in manager(task):
+        plans.append(sub_planner(chunk))
+        for step in plans[-1].topological_order():
+            outputs[step.id] = team[step.role](step, {d: outputs[d] for d in step.depends_on})
+            calls["executor"] += 1
+    calls["synthesizer"] += 1
+    return synthesize(task, [outputs[p.final_step.id] for p in plans]), calls
+
+
+def test_hierarchy_fails_on_a_shared_outputs_dict_and_uncounted_sub_planners(capsys):
+    with pytest.raises(CheckFailed, match="4 of 9 checks failed"):
+        check("01.hierarchy", one_outputs_dict)
+    failed = failed_cases(capsys)
+    assert failed[0].startswith("✗ chunks of 3+2 steps: the calls are counted by kind")
+    assert failed[-1].startswith(
+        "✗ chunks of 4+1+3 steps: the top synthesizer gets each chunk's final output"
+    )
+
+
+# --- 01.when-hierarchy ----------------------------------------------------------------------------
+
+
+def test_when_hierarchy_passes_on_the_model_answer(solution, capsys):
+    check("01.when-hierarchy", solution["when"])
+    assert "All 4 checks passed." in capsys.readouterr().out
+
+
+def test_when_hierarchy_stub_stops_before_its_check(exercise):
+    with pytest.raises(NotImplementedError):
+        exec(exercise_cell('check("01.when-hierarchy"'), dict(exercise))
+
+
+def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
+    with pytest.raises(CheckFailed, match="2 of 4 checks failed"):
+        check("01.when-hierarchy", dict.fromkeys("pqrs", "hierarchy"))
+    assert failed_cases(capsys) == ["✗ situation 'p': got 'hierarchy'", "✗ situation 'r': got 'hierarchy'"]
