@@ -12,7 +12,9 @@ backend, which model plays which part, how slow the tools are) and returns an
 - `plan-execute`: a planner writes the whole plan, the steps run one after another on
   one worker, a writer reports (ReWOO's shape);
 - `planner+workers`: the same plan, every step started as soon as its inputs are
-  ready, on as many workers as it can use (LLMCompiler's shape, without streaming).
+  ready, on as many workers as it can use (LLMCompiler's shape, without streaming);
+- `hierarchical`: a manager splits the task into at most two parts, and a sub-team
+  plans and runs each (`agentlab.hierarchy`, two levels).
 
 `compare` runs a batch through several topologies and returns a `Comparison`, whose
 table gives accuracy, calls, tokens, cost and latency per topology, each a sum of the
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agentlab.agents import world_team
+from agentlab.hierarchy import Hierarchy
 from agentlab.llm.base import LLM, Completion, ModelError, Usage
 from agentlab.llm.usage import PRICES, cost
 from agentlab.planners import LLMPlanner
@@ -141,6 +144,24 @@ def planner_workers(task: Task, setup: Setup) -> Outcome:
     return planned(task, setup, workers=setup.workers)
 
 
+def hierarchical(task: Task, setup: Setup) -> Outcome:
+    """A manager with two sub-teams at most; the planner's model plans at both levels. The calls
+    are every team's own, each once; latency is the manager's planning, then its run."""
+    team = Hierarchy(
+        setup.llm,
+        depth=2,
+        branching=2,
+        manager_model=setup.planner_model,
+        lead_model=setup.planner_model,
+        worker_model=setup.executor_model,
+        tool_steps=setup.tool_steps,
+        tool_seconds=setup.tool_seconds,
+        workers=setup.workers,
+    )
+    node = team.solve(task.question)
+    return Outcome(task, node.answer, tuple(node.calls()), node.seconds, node.status, node.run.reason)
+
+
 @dataclass(frozen=True)
 class Topology:
     name: str
@@ -155,6 +176,7 @@ TOPOLOGIES: dict[str, Topology] = {
         Topology("react", "one agent, one loop, a tool at a time", one_agent),
         Topology("plan-execute", "planner, then the steps in order", plan_execute),
         Topology("planner+workers", "planner, then the steps in parallel", planner_workers),
+        Topology("hierarchical", "manager, sub-teams that plan their parts", hierarchical),
     )
 }
 

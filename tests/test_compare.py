@@ -178,7 +178,8 @@ def test_the_table_prints_and_renders_one_row_per_topology(batch):
     for name in TOPOLOGIES:
         assert name in text and f"<td>{name}</td>" in page
     assert "Means per task over 20 tasks" in text
-    assert repr(batch) == "Comparison(20 tasks, topologies: chat, react, plan-execute, planner+workers)"
+    names = "chat, react, plan-execute, planner+workers, hierarchical"
+    assert repr(batch) == f"Comparison(20 tasks, topologies: {names})"
 
 
 def test_an_unpriced_model_counts_as_zero_dollars_and_is_named():

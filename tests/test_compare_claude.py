@@ -48,7 +48,7 @@ class FakeClaude:
             if b.get("type") == "tool_result"
         ]
         if "output_config" in body and "format" in body["output_config"]:
-            content = [{"type": "text", "text": json.dumps(self.plan(first))}]
+            content = [{"type": "text", "text": json.dumps(self.plan(first, body["system"]))}]
         elif body.get("tools") and not results:
             attribute, entity = QUESTION.search(first).groups()
             call = {"entity": entity, "attribute": attribute}
@@ -79,10 +79,14 @@ class FakeClaude:
         )
 
     @staticmethod
-    def plan(request):
+    def plan(request, system):
         question = request.removeprefix("Task: ")
         attribute, entity = QUESTION.search(question).groups()
         report = f"Report the answer to the task: {question} {world.RESULT_TO_REPORT} $s1."
+        if "- lead: leads a sub-team" in system:  # a manager: the one lookup is one part, for a sub-team
+            part = {"id": "s1", "role": "lead", "instruction": question, "depends_on": []}
+            writer = {"id": "s2", "role": "writer", "instruction": report, "depends_on": ["s1"]}
+            return {"steps": [part, writer]}
         return {
             "steps": [
                 {
@@ -122,9 +126,9 @@ def test_the_harness_runs_every_topology_on_claude_and_reports_the_apis_usage():
         assert all(c.backend == "anthropic" and c.model == PLANNER for c in calls)  # "sim-large": strong
         assert r.usage.input_tokens == sum(c.usage.input_tokens for c in calls)
         assert r.cost == pytest.approx(sum(cost(PLANNER, c.usage) for c in calls)) and r.cost > 0
-    assert [r.accuracy for r in comparison.rows()] == [0.0, 1.0, 1.0, 1.0]
+    assert [r.accuracy for r in comparison.rows()] == [0.0, 1.0, 1.0, 1.0, 1.0]
     total = sum(len(o.calls) for runs in comparison.outcomes.values() for o in runs)
-    assert total == len(api.bodies) == 1 + 2 + 2 + 2  # chat; react's two turns; plan + writer, twice
+    assert total == len(api.bodies) == 1 + 2 + 2 + 2 + 4  # ...; plan + writer, twice; and at two levels
 
 
 def test_react_on_claude_re_sends_the_history_and_its_usage_is_the_apis():
@@ -151,3 +155,6 @@ def test_a_strong_planner_and_cheap_executors_on_claude_are_priced_apart():
     report = usage_report(outcome.calls)
     assert report.by_model[PLANNER].cost > report.by_model[EXECUTOR].cost  # same usage, dearer model
     assert report.total.cost == pytest.approx(compare(TASKS, setup, ["plan-execute"])["plan-execute"].cost)
+    outcome = compare(TASKS, setup, ["hierarchical"]).outcomes["hierarchical"][0]
+    models = {role: c.model for _, role, c in outcome.calls}
+    assert models == {"manager": PLANNER, "lead": PLANNER, "writer": EXECUTOR}  # strong plans at both levels
