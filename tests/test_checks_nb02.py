@@ -14,14 +14,14 @@ NAME = "02_plans_are_dags.ipynb"
 
 
 def run_cells(path: Path, answers: bool) -> dict:
-    """Run a notebook's code cells in one namespace. A cell that calls check() is left out, except,
-    with `answers`, the lines of its solution region (an answer assigned there)."""
+    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
+    except, with `answers`, the lines of its solution region (an answer assigned there)."""
     namespace: dict = {}
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type != "code":
             continue
         source = cell.source
-        if "check(" in source:
+        if course.CHECK_CALL.search(source):
             if not answers:
                 continue
             lines = source.splitlines()
