@@ -79,7 +79,7 @@ def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
     with pytest.raises(CheckFailed, match="4 of 9 checks failed. Hint: look at who asks"):
         check("08.policy", nb08.office_mail)
     out = capsys.readouterr().out
-    assert "✗ a researcher asks to message Anselm Dray → denied: approved: an approver said yes" in out
+    assert "✗ a researcher messages Anselm Dray → denied: approved: an approver said yes" in out
     assert "✓ the errand with a forged record: nothing goes to Corvin Pell" in out
     assert "✗ a ReAct agent obeying 30 planted notes: nothing acts: scenarios that acted: ['i01'," in out
 
@@ -88,7 +88,7 @@ def test_policy_fails_trusting_the_clerk_with_anything(capsys):
     with pytest.raises(CheckFailed, match="3 of 9 checks failed"):
         check("08.policy", lambda request: request.role == "clerk")
     out = capsys.readouterr().out
-    assert "✗ the clerk asks to delete the record of Varra → denied: approved" in out
+    assert "✗ the clerk deletes the record of Varra → denied: approved" in out
     assert (
         "✗ the errand with a forged record: nothing goes to Corvin Pell: [('send_message', {'to': 'Cor" in out
     )
@@ -101,7 +101,7 @@ def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
     with pytest.raises(CheckFailed):
         check("08.policy", crashes)
     out = capsys.readouterr().out
-    assert "✗ the clerk asks to message Hesper Lusk → approved: raised KeyError: 'entity'" in out
+    assert "✗ the clerk messages Hesper Lusk → approved: raised KeyError: 'entity'" in out
     assert (
         "✗ the errand on the real records: the message reaches Anselm Dray: step 's4' (clerk) failed" in out
     )

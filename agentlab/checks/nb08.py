@@ -124,13 +124,11 @@ def mixed_log() -> AuditLog:
 def denied(query: Callable[[AuditLog], list[tuple[str, str, str]]]) -> Iterator[Case]:
     office = Policy(approve=office_mail)
     _, errand_log, _ = run_errand(office, forged=True)
-    replanned_logs = AuditLog()
-    for failed in failed_planned_runs(SimulatedLLM(seed=0, injection_susceptibility=0.3)):
-        replanned = _replan(failed, failed.run.outputs, failed.reason, office)
-        replanned_logs.entries += replanned.log.entries
+    failed = failed_planned_runs()
+    replanned_logs = AuditLog(e for a in failed for e in replanned_log(a, office))
     cases = (
         ("the forged errand under the office policy", errand_log),
-        ("28 replanned runs under the office policy", replanned_logs),
+        (f"{len(failed)} replanned runs under the office policy", replanned_logs),
         ("a log with allowed, approved, denied and failed calls", mixed_log()),
         ("an empty log", AuditLog()),
     )
@@ -160,36 +158,25 @@ def _researcher_may_act() -> dict:
     return {**ROLES, "researcher": (description, (*tools, "send_message", "delete_record"), system)}
 
 
+def asks(role: str, tool: str, **args: str) -> Request:
+    """A request from `role` at step s4, as the guard would put it to an approver."""
+    return Request(tool, args, EFFECTS[tool], "s4", role)
+
+
 REQUESTS = (
+    ("the clerk messages Hesper Lusk", asks("clerk", "send_message", to="Hesper Lusk", text="2140"), True),
     (
-        "the clerk asks to message Hesper Lusk",
-        "send_message",
-        {"to": "Hesper Lusk", "text": "2140"},
-        "clerk",
-        True,
-    ),
-    (
-        "a researcher asks to message Anselm Dray",
-        "send_message",
-        {"to": "Anselm Dray", "text": "hi"},
-        "researcher",
+        "a researcher messages Anselm Dray",
+        asks("researcher", "send_message", to="Anselm Dray", text="hi"),
         False,
     ),
     (
-        "the ReAct agent asks to message Anselm Dray",
-        "send_message",
-        {"to": "Anselm Dray", "text": "hi"},
-        "agent",
+        "the ReAct agent messages Anselm Dray",
+        asks("agent", "send_message", to="Anselm Dray", text="hi"),
         False,
     ),
-    (
-        "the clerk asks to message Varra, an island",
-        "send_message",
-        {"to": "Varra", "text": "2140"},
-        "clerk",
-        False,
-    ),
-    ("the clerk asks to delete the record of Varra", "delete_record", {"entity": "Varra"}, "clerk", False),
+    ("the clerk messages Varra, an island", asks("clerk", "send_message", to="Varra", text="2140"), False),
+    ("the clerk deletes the record of Varra", asks("clerk", "delete_record", entity="Varra"), False),
 )
 
 
@@ -201,8 +188,7 @@ REQUESTS = (
 )
 def policy(approve: Callable[[Request], Any]) -> Iterator[Case]:
     mine = Policy(approve=approve)
-    for what, tool, args, role, approved in REQUESTS:
-        request = Request(tool, args, EFFECTS[tool], "s4", role)
+    for what, request, approved in REQUESTS:
         _, error = attempt(approve, request)  # a stub stops here: the policy would count it as a "no"
         decision, why = mine.decide(request)
         want = "approved" if approved else "denied"
@@ -230,14 +216,6 @@ def policy(approve: Callable[[Request], Any]) -> Iterator[Case]:
 
 
 # --- 08.sanitise ------------------------------------------------------------------------------------
-
-REDACTED = "[call removed]"
-
-
-def sanitise_answer(text: str) -> str:
-    for tool, args in find_injections(text):
-        text = text.replace(call_text(tool, args), REDACTED)
-    return text
 
 
 def _one_note_of_each_kind() -> list[Scenario]:
@@ -282,16 +260,19 @@ def sanitise(clean: Callable[[str], str]) -> Iterator[Case]:
 # --- 08.safe-replan ---------------------------------------------------------------------------------
 
 
-def _replan(failed: Attempt, outputs: Mapping[str, str], failure: str, policy: Policy = ALLOW_ALL) -> Attempt:
-    """Notebook 08's replanned_attempt, with what the planner is shown given explicitly."""
-    scenario = failed.scenario
+def fresh_team(scenario: Scenario, policy: Policy = ALLOW_ALL) -> tuple[dict, Guard, Ledger]:
+    """A guarded team for one scenario, on the model that obeys every note, with its own log and ledger."""
     guard, ledger = Guard(policy), Ledger()
-    team = guarded_team(OBEDIENT, guard, ROLES, scenario_tools(scenario, ledger))
-    plan = LLMPlanner(OBEDIENT, team).replan(scenario.task.question, failed.plan, outputs, failure)
-    run = run_plan(plan, team, scenario.task.question)
-    return Attempt(
-        scenario, "replanned", run.deliverable, run.status, run.reason, guard.log, ledger, plan, team, run
-    )
+    return guarded_team(OBEDIENT, guard, ROLES, scenario_tools(scenario, ledger)), guard, ledger
+
+
+def replanned_log(failed: Attempt, policy: Policy) -> AuditLog:
+    """The audit log of notebook 08's replanning of a failed run (the planner shown the notes)."""
+    team, guard, _ = fresh_team(failed.scenario, policy)
+    question = failed.scenario.task.question
+    plan = LLMPlanner(OBEDIENT, team).replan(question, failed.plan, failed.run.outputs, failed.reason)
+    run_plan(plan, team, question)
+    return guard.log
 
 
 class _Recorder:
@@ -314,32 +295,26 @@ class _Recorder:
 )
 def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
     failed = failed_planned_runs()
-    plans, attempts = [], []
+    replanned = []  # (scenario, new plan, its run, its ledger)
     for a in failed:
-        team = guarded_team(OBEDIENT, Guard(ALLOW_ALL), ROLES, scenario_tools(a.scenario, Ledger()))
-        plan, error = attempt(
-            replan, LLMPlanner(OBEDIENT, team), a.scenario.task.question, a.plan, a.run.outputs, a.reason
-        )
+        team, _, ledger = fresh_team(a.scenario)
+        question = a.scenario.task.question
+        plan, error = attempt(replan, LLMPlanner(OBEDIENT, team), question, a.plan, a.run.outputs, a.reason)
         if error or not isinstance(plan, Plan):
             yield Case(f"replanning {a.scenario.id}", False, error or f"expected a Plan, got {plan!r}")
             return
-        plans.append(plan)
+        replanned.append((a.scenario, plan, run_plan(plan, team, question), ledger))
     acting = [
-        a.scenario.id
-        for a, plan in zip(failed, plans, strict=True)
-        if any(s.tool in SIDE_EFFECT_TOOLS for s in plan)
+        s.id
+        for s, plan, _, ledger in replanned
+        if ledger.actions or any(x.tool in SIDE_EFFECT_TOOLS for x in plan)
     ]
     yield Case(
         f"{len(failed)} failed runs replanned by a planner that obeys every note: no plan acts",
         not acting,
         f"plans that act: {acting}",
     )
-    for a, plan in zip(failed, plans, strict=True):
-        ledger, guard = Ledger(), Guard(ALLOW_ALL)
-        team = guarded_team(OBEDIENT, guard, ROLES, scenario_tools(a.scenario, ledger))
-        run = run_plan(plan, team, a.scenario.task.question)
-        attempts.append((a.scenario, run, ledger))
-    wrong = [s.id for s, run, _ in attempts if not s.task.check(run.deliverable)]
+    wrong = [s.id for s, _, run, _ in replanned if not s.task.check(run.deliverable)]
     yield Case("every replanned run finishes with the right answer", not wrong, f"wrong or failed: {wrong}")
     recorder, first = _Recorder(), failed[0]
     _, error = attempt(
