@@ -42,6 +42,8 @@ from agentlab.recovery import Replan
 from agentlab.run import Run, orchestrate
 
 LEAD = "lead"  # the role a sub-team plays in its parent's plan
+MANAGER = "manager: "  # how the top of a drawn tree is labelled
+# What a manager's planner reads about the LEAD role (the simulator recognises this wording).
 LEAD_DESCRIPTION = (
     "leads a sub-team that answers one part of the task, handed over as a whole question "
     "(such as the total of some of the items); split the task into at most {parts} parts"
@@ -72,7 +74,7 @@ class ManagerPlanner(LLMPlanner):
 # --- the tree ------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(repr=False)
 class Node:
     """One team in the tree: where it sits, what it was asked, its run, and its sub-teams.
 
@@ -114,16 +116,21 @@ class Node:
     def calls(self) -> list[Call]:
         """Every call in the tree, each once, from the team that made it: the step id with its
         team's path ("s2/plan"), and the role with planners named by level ("manager", "lead")."""
-        return [call for node, call in _labelled(self)]
+        return [call for _, call in _labelled(self)]
 
     def __str__(self) -> str:
-        return "\n".join(_lines(self, ""))
+        return "\n".join([MANAGER + _header(self), *_lines(self, "")])
+
+    def __repr__(self) -> str:  # the run and the sub-teams are too much to print; str() draws the tree
+        teams = sum(1 for _ in self.walk())
+        return f"Node(path={self.path!r}, level={self.level}, status={self.status!r}, teams={teams})"
 
     def _repr_html_(self) -> str:
-        return f'<ul class="agentlab-tree" style="list-style:none;padding-left:0">{_html(self, "")}</ul>'
+        return f'<ul class="agentlab-tree" style="list-style:none;padding-left:0">{_html(self, MANAGER)}</ul>'
 
 
 def _labelled(root: Node) -> Iterator[tuple[Node, Call]]:
+    """Each team's own calls, labelled with the team's path and the planners' rank."""
     for node in root.walk():
         where = f"{node.path}/" if node.path else ""
         for step_id, role, c in node.own_calls():
@@ -365,17 +372,15 @@ def _entries(node: Node) -> list[tuple[str, Node | None]]:
     return entries
 
 
-def _lines(node: Node, prefix: str, label: str = "manager: ") -> list[str]:
-    lines = [label + _header(node)] if not prefix else []
-    entries = _entries(node)
+def _lines(node: Node, prefix: str) -> list[str]:
+    """The tree below `node` as text, each line drawn under `prefix`."""
+    lines, entries = [], _entries(node)
     for i, (text, child) in enumerate(entries):
-        last = i == len(entries) - 1
-        branch, below = ("└─ ", "   ") if last else ("├─ ", "│  ")
+        branch, below = ("└─ ", "   ") if i == len(entries) - 1 else ("├─ ", "│  ")
         if child is None:
             lines.append(prefix + branch + text)
         else:
-            lines.append(prefix + branch + text + _header(child))
-            lines += _lines(child, prefix + below)
+            lines += [prefix + branch + text + _header(child), *_lines(child, prefix + below)]
     return lines
 
 
@@ -383,8 +388,9 @@ _COLOURS = {"done": "#2ca02c", "failed": "#d62728", "stopped": "#d62728"}
 
 
 def _html(node: Node, label: str) -> str:
-    colour = _COLOURS.get(node.status, "#888888")
-    head = f'<span style="color:{colour}">●</span> {html.escape((label or "manager: ") + _header(node))}'
+    """The same tree as nested lists: a team's line, then its steps and sub-teams below it."""
+    dot = f'<span style="color:{_COLOURS.get(node.status, "#888888")}">●</span>'
+    head = f"{dot} <b>{html.escape(label)}</b>{html.escape(_header(node))}"
     items = []
     for text, child in _entries(node):
         if child is None:
