@@ -1,0 +1,367 @@
+"""Checks for the exercises of notebook 04, monitor and replan.
+
+- `04.total-check`: a per-step validator that knows a property of every right total (it is a
+  number no smaller than any of its parts) without computing it;
+- `04.retry-then-reroute`: one step tried by its role up to 1 + retries times, then once by a
+  stand-in, every attempt judged by the kit's monitor;
+- `04.installments`: a run paid for in installments, a call budget at a time, resumed from its
+  checkpoint until it ends.
+
+The agents, steps and tasks are built here; the reference for recovery and resuming is what
+the kit's `run_plan` and `orchestrate` do with the same pieces.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from agentlab.agents import Agent, world_team
+from agentlab.checks import Case, attempt, exercise
+from agentlab.llm import SimulatedLLM
+from agentlab.plan import Step
+from agentlab.planners import LLMPlanner
+from agentlab.run import Run, orchestrate
+from agentlab.world import sample_tasks
+
+# --- 04.total-check -------------------------------------------------------------------------------
+
+PARTS = {"s1": "215", "s2": "640", "s3": "395"}
+SUM_CALL = Step(
+    "s4",
+    "analyst",
+    "What is $s1 + $s2 + $s3?",
+    ("s1", "s2", "s3"),
+    tool="calculate",
+    args={"expression": "$s1 + $s2 + $s3"},
+)
+SWAPPED_CALL = replace(SUM_CALL, args={"expression": "$s1 - $s2 + $s3"})
+SUM_BY_AGENT = replace(SUM_CALL, tool=None, args={})
+LITERAL_SUM = Step("s2", "analyst", "What is 33 + 17?", tool="calculate", args={"expression": "33 + 17"})
+DIFFERENCE = Step(
+    "s3", "analyst", "What is $s1 - $s2?", ("s1", "s2"), tool="calculate", args={"expression": "$s1 - $s2"}
+)
+LOOKUP = Step(
+    "s1",
+    "researcher",
+    "What is the population of Hollin?",
+    tool="lookup",
+    args={"entity": "Hollin", "attribute": "population"},
+)
+COMPARISON = Step(
+    "s4",
+    "analyst",
+    "Which has the highest crew: Brass Lantern ($s1), Silver Heron ($s2) or Moth Queen ($s3)?",
+    ("s1", "s2", "s3"),
+)
+REPORT = Step(
+    "s5",
+    "writer",
+    "Report the answer to the task in a few words: What is the total population of Hollin, Westwick and "
+    "Cobble Quay? The result to report is $s4.",
+    ("s4",),
+)
+
+TOTALS_FINE = (
+    ("the right total", SUM_CALL, "1250", PARTS),
+    ("the right total, with a thousands separator", SUM_CALL, "1,250", PARTS),
+    ("a difference, which may well be negative", DIFFERENCE, "-425", {"s1": "215", "s2": "640"}),
+    ("a lookup: not a sum", LOOKUP, "215", {}),
+    ("a comparison: not a sum", COMPARISON, "Brass Lantern", {"s1": "41", "s2": "24", "s3": "17"}),
+    ("the writer's report", REPORT, "1250", {"s4": "1250"}),
+)
+TOTALS_WRONG = (
+    ("a call that subtracts where the question adds (the tool's result, -30)", SWAPPED_CALL, "-30", PARTS),
+    ("an agent's total smaller than one of its parts", SUM_BY_AGENT, "600", PARTS),
+    ("a total that is not a number", SUM_CALL, "about a thousand", PARTS),
+    ("a sum of numbers written into the question", LITERAL_SUM, "16", {}),
+)
+
+
+@exercise(
+    "04.total-check",
+    "A total covers its parts",
+    hint="judge the step by its question, not by its tool call (the call may be the mistake): fill the "
+    "$ids of the instruction in from the context (world.fill_in), read it with world.parse_question, and "
+    "act only on an Arithmetic question whose parts are numbers joined by '+'. Read the output with "
+    "world.normalise first, so '1,250' is a number; anything else is none of this check's business",
+)
+def total_check(validator: Callable) -> Iterator[Case]:
+    for what, step, output, context in TOTALS_FINE:
+        got, error = attempt(validator, step, output, dict(context))
+        yield Case(f"{what}: no objection", not error and not got, error or f"objected: {got!r}")
+    for what, step, output, context in TOTALS_WRONG:
+        got, error = attempt(validator, step, output, dict(context))
+        right = not error and isinstance(got, str) and bool(got.strip())
+        yield Case(f"{what}: a problem, said in words", right, error or f"returned {got!r}")
+
+
+# --- 04.retry-then-reroute ------------------------------------------------------------------------
+
+
+class Runaway(BaseException):
+    """Raised by a scripted agent asked far too often: the loop under test has no bound.
+    (A BaseException, so that the learner's own `except Exception` cannot swallow it.)"""
+
+
+STEP = Step(
+    "s2",
+    "researcher",
+    "What is the harbour master of $s1?",
+    ("s1",),
+    tool="lookup",
+    args={"entity": "$s1", "attribute": "harbour master"},
+)
+CONTEXT = {"s1": "Westwick"}
+WRONG = "9999"
+
+
+def no_9999(step: Step, output: str, context: Mapping[str, str]) -> str | None:
+    return "9999 is the records' placeholder, not a value" if output.strip() == WRONG else None
+
+
+def _scripted(role: str, script: tuple[str, ...], log: list) -> Agent:
+    """An agent whose n-th attempt does script[n] (the last entry repeats): "ok", "raise",
+    "FAILED" (the sentinel) or "wrong" (an answer the check `no_9999` rejects)."""
+
+    def act(step: Step, context: Mapping[str, str]) -> str:
+        n = sum(1 for entry in log if entry[0] == role)
+        log.append((role, step, dict(context)))
+        if len(log) > 30:
+            raise Runaway("more than 30 attempts at one step: does the loop have a bound?")
+        what = script[min(n, len(script) - 1)]
+        if what == "raise":
+            raise ConnectionError("the records service did not answer")
+        return {"FAILED": "FAILED: cannot find it", "wrong": WRONG}.get(what, f"the {role}'s answer")
+
+    return Agent(role, act)
+
+
+def _bounded(recover: Callable, *args: Any) -> tuple[Any, str]:
+    """`attempt(recover, *args)`, with a runaway loop reported as a failed case."""
+    try:
+        return attempt(recover, *args)
+    except Runaway as runaway:
+        return None, str(runaway)
+
+
+def _kinds(attempts: Any) -> list | None:
+    if not isinstance(attempts, list | tuple):
+        return None
+    try:
+        return [
+            (role, None if failure is None else getattr(failure, "kind", failure))
+            for role, failure in attempts
+        ]
+    except (TypeError, ValueError):
+        return None
+
+
+RECOVERY_CASES = (
+    # (what, researcher's script, backup's script, retries, stand-in, expected attempts or an error)
+    ("a first attempt that succeeds is the answer", ("ok",), ("ok",), 2, True, [("researcher", None)]),
+    (
+        "a fluke: one error, then a retry succeeds",
+        ("raise", "ok"),
+        ("ok",),
+        2,
+        True,
+        [("researcher", "error"), ("researcher", None)],
+    ),
+    (
+        "FAILED every time: 1 + 2 attempts, then the stand-in",
+        ("FAILED",),
+        ("ok",),
+        2,
+        True,
+        [("researcher", "sentinel")] * 3 + [("backup", None)],
+    ),
+    (
+        "an answer the check rejects is a failure too",
+        ("wrong",),
+        ("ok",),
+        1,
+        True,
+        [("researcher", "check")] * 2 + [("backup", None)],
+    ),
+    (
+        "no retries: straight to the stand-in",
+        ("raise",),
+        ("ok",),
+        0,
+        True,
+        [("researcher", "error"), ("backup", None)],
+    ),
+    (
+        "the stand-in fails too: the step fails, after one try by the stand-in",
+        ("raise",),
+        ("FAILED",),
+        1,
+        True,
+        None,
+    ),
+    ("no stand-in for the role: the step fails after its retries", ("FAILED",), ("ok",), 2, False, None),
+)
+
+
+@exercise(
+    "04.retry-then-reroute",
+    "Retry, then reroute, within bounds",
+    hint="an attempt fails if the agent raises (catch Exception: a Failure('error', ...)) or if "
+    "monitor.inspect(step, output, context, checks) returns a Failure; try the step's own role at most "
+    "1 + retries times, then the stand-in exactly once with replace(step, role=..., tool=None, args={}), "
+    "and raise an error naming the step when both are used up",
+)
+def retry_then_reroute(recover: Callable) -> Iterator[Case]:
+    for what, script, backup_script, retries, has_stand_in, want in RECOVERY_CASES:
+        log: list = []
+        team = {
+            "researcher": _scripted("researcher", script, log),
+            "backup": _scripted("backup", backup_script, log),
+        }
+        stand_in = {"researcher": "backup"} if has_stand_in else {}
+        got, error = _bounded(recover, STEP, dict(CONTEXT), team, retries, stand_in, (no_9999,))
+        asked = Counter(role for role, _, _ in log)
+        if want is None:
+            bounded = asked["researcher"] == 1 + retries and asked["backup"] == (1 if has_stand_in else 0)
+            yield Case(
+                what,
+                bool(error) and "s2" in error and bounded,
+                error
+                and f"{error}; asked {dict(asked)}"
+                or f"no error: returned {got!r}; asked {dict(asked)}",
+            )
+            continue
+        ok = not error and isinstance(got, tuple) and len(got) == 2
+        output, attempts = got if ok else (None, None)
+        expected_output = f"the {want[-1][0]}'s answer"
+        right = (
+            ok and _kinds(attempts) == want and output == expected_output and sum(asked.values()) == len(want)
+        )
+        yield Case(what, right, error or f"returned {got!r}; asked {dict(asked)}")
+    log = []
+    team = {
+        "researcher": _scripted("researcher", ("raise",), log),
+        "backup": _scripted("backup", ("ok",), log),
+    }
+    got, error = _bounded(recover, STEP, dict(CONTEXT), team, 1, {"researcher": "backup"}, ())
+    given = [(step, context) for role, step, context in log if role == "backup"]
+    step, context = given[0] if given else (None, None)
+    right = (
+        step is not None
+        and (step.role, step.tool, dict(step.args), step.instruction)
+        == ("backup", None, {}, STEP.instruction)
+        and context == CONTEXT
+    )
+    yield Case(
+        "the stand-in gets the step as an instruction: its own role, no tool call, the same inputs",
+        not error and right,
+        error or (f"it got {step!r} with {context!r}" if step else "the stand-in was never asked"),
+    )
+
+
+# --- 04.installments ------------------------------------------------------------------------------
+
+
+def _noting_team(llm: SimulatedLLM, asked: Counter, broken: str | None = None) -> dict[str, Agent]:
+    """The world team on `llm`; every step an agent runs is counted in `asked`; the `broken` role
+    raises on every step."""
+
+    def noting(agent: Agent) -> Agent:
+        def act(step: Step, context: Mapping[str, str]) -> Any:
+            asked[step.id] += 1
+            if agent.role == broken:
+                raise ConnectionError(f"the {broken} is down")
+            return agent(step, context)
+
+        return replace(agent, act=act)
+
+    return {role: noting(agent) for role, agent in world_team(llm).items()}
+
+
+def _installments(pay: Callable, task: str, per: int, max_installments: int = 20, broken: str | None = None):
+    llm, asked = SimulatedLLM(seed=0), Counter()
+    team = _noting_team(llm, asked, broken)
+    planner = LLMPlanner(llm, team, tool_steps=False)
+    with tempfile.TemporaryDirectory() as folder:
+        runs, error = attempt(pay, task, planner, team, Path(folder) / "run.json", per, max_installments)
+    return runs, error, asked
+
+
+def _straight(task: str) -> Run:
+    llm = SimulatedLLM(seed=0)
+    team = world_team(llm)
+    return orchestrate(task, LLMPlanner(llm, team, tool_steps=False), team)
+
+
+def _runs(runs: Any) -> bool:
+    return isinstance(runs, list | tuple) and bool(runs) and all(isinstance(r, Run) for r in runs)
+
+
+@exercise(
+    "04.installments",
+    "Pay for a run in installments",
+    hint="call orchestrate with checkpoint=path and resume=True every time (the first call starts the "
+    "run, the others carry it on), and remember that a budget caps the whole run, calls made before the "
+    "resume included: installment n needs Budget(calls=n * calls_per_installment). Go on only while a "
+    "run ends 'stopped', and raise an error naming max_installments if it never ends",
+)
+def installments(pay: Callable) -> Iterator[Case]:
+    chain = sample_tasks()[1].question
+    straight = _straight(chain)
+    runs, error, asked = _installments(pay, chain, 2)
+    if error or not _runs(runs):
+        yield Case(
+            "a chain of lookups, 2 calls an installment: a list of runs", False, error or f"got {runs!r}"
+        )
+    else:
+        yield Case(
+            "a chain of lookups, 2 calls an installment: it finishes",
+            runs[-1].status == "done",
+            f"the last run is {runs[-1].status}",
+        )
+        budget_stops = all(r.status == "stopped" and r.reason.startswith("budget reached") for r in runs[:-1])
+        yield Case(
+            "every installment but the last stopped on its budget",
+            len(runs) > 1 and budget_stops,
+            f"{len(runs)} installment(s): {[r.status for r in runs]}",
+        )
+        yield Case("no step ran twice", set(asked.values()) == {1}, f"steps run: {dict(asked)}")
+        same = runs[-1].outputs == straight.outputs and runs[-1].calls == straight.calls
+        yield Case(
+            "the same outputs and model calls as a run never interrupted",
+            same,
+            f"{len(runs[-1].calls)} calls, outputs {runs[-1].outputs}; uninterrupted: "
+            f"{len(straight.calls)} calls, outputs {straight.outputs}",
+        )
+
+    runs, error, _ = _installments(pay, chain, 100)
+    yield Case(
+        "a budget larger than the run: one installment",
+        not error and _runs(runs) and len(runs) == 1 and runs[0].status == "done",
+        error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
+    )
+    runs, error, _ = _installments(pay, chain, 1)
+    yield Case(
+        "one call an installment: it still finishes",
+        not error and _runs(runs) and runs[-1].status == "done",
+        error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
+    )
+
+    runs, error, _ = _installments(pay, chain, 2, broken="writer")
+    ends = _runs(runs) and runs[-1].status == "failed" and all(r.status == "stopped" for r in runs[:-1])
+    yield Case(
+        "a step that fails for good: the run ends 'failed', and no installment is paid after that",
+        not error and ends,
+        error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
+    )
+    runs, error, _ = _installments(pay, chain, 1, max_installments=2)
+    yield Case(
+        "not finished within max_installments=2: an error that names the bound",
+        bool(error) and "2" in error.split(":", 1)[-1],
+        error or f"no error: {[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
+    )

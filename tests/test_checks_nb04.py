@@ -1,0 +1,223 @@
+"""Notebook 04's exercise checks: each fails on the stub and on a plausible wrong answer, and passes
+on the solution, taken from the solution notebook itself."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from agentlab import course, orchestrate
+from agentlab.budget import Budget
+from agentlab.checks import CheckFailed, check
+
+ROOT = Path(__file__).resolve().parents[1]
+NAME = "04_monitor_and_replan.ipynb"
+
+
+def run_cells(path: Path, answers: bool) -> dict:
+    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
+    except, with `answers`, the lines of its solution region (an answer assigned there)."""
+    namespace: dict = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        source = cell.source
+        if course.CHECK_CALL.search(source):
+            if not answers:
+                continue
+            lines = source.splitlines()
+            if course.BEGIN_CODE not in lines:
+                continue
+            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
+        exec(compile(source, str(path), "exec"), namespace)
+    return namespace
+
+
+def exercise_cell(marker: str) -> str:
+    """The source of the exercise notebook's cell that contains `marker`."""
+    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
+    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+
+
+@pytest.fixture(scope="module")
+def solution():
+    return run_cells(ROOT / "solutions" / NAME, answers=True)
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return run_cells(ROOT / "exercises" / NAME, answers=False)
+
+
+def failed_cases(capsys) -> list[str]:
+    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+
+
+# --- 04.total-check -------------------------------------------------------------------------------
+
+
+def test_total_check_passes_on_the_solution(solution, capsys):
+    check("04.total-check", solution["total_covers_its_parts"])
+    assert "All 10 checks passed." in capsys.readouterr().out
+
+
+def test_total_check_stub_raises_not_implemented(exercise):
+    with pytest.raises(NotImplementedError):
+        check("04.total-check", exercise["total_covers_its_parts"])
+
+
+def judges_the_tool_call(step, output, context):
+    """Reads the parts from the calculate call's arguments (the call may be the mistake) and the
+    total with float() (which refuses '1,250')."""
+    if step.tool != "calculate" or "-" in step.args["expression"]:
+        return None
+    refs = [ref.strip().lstrip("$") for ref in step.args["expression"].split("+")]
+    if not all(ref in context for ref in refs):
+        return None
+    if float(output) < max(float(context[ref]) for ref in refs):
+        return "the total is smaller than one of its parts"
+    return None
+
+
+def test_total_check_fails_when_it_judges_the_call_instead_of_the_question(capsys):
+    with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
+        check("04.total-check", judges_the_tool_call)
+    failed = failed_cases(capsys)
+    assert failed[0].startswith(
+        "✗ the right total, with a thousands separator: no objection: raised ValueError"
+    )
+    assert failed[1] == (
+        "✗ a call that subtracts where the question adds (the tool's result, -30): a problem, said in words: "
+        "returned None"
+    )
+    assert (
+        failed[2]
+        == "✗ an agent's total smaller than one of its parts: a problem, said in words: returned None"
+    )
+
+
+# --- 04.retry-then-reroute ------------------------------------------------------------------------
+
+
+def test_retry_then_reroute_passes_on_the_solution(solution, capsys):
+    check("04.retry-then-reroute", solution["attempt_with_recovery"])
+    assert "All 8 checks passed." in capsys.readouterr().out
+
+
+def test_retry_then_reroute_stub_raises_not_implemented(exercise):
+    with pytest.raises(NotImplementedError):
+        check("04.retry-then-reroute", exercise["attempt_with_recovery"])
+
+
+def retries_counted_as_attempts(step, context, team, retries, stand_in, checks=()):
+    """Reads `retries` as the number of attempts in all (one short), and hands the stand-in the step
+    with its tool call unchanged."""
+    from agentlab.monitor import Failure, inspect
+
+    attempts = []
+    for role in [step.role] * retries + [stand_in.get(step.role)]:
+        if role is None:
+            break
+        try:
+            output = team[role](replace(step, role=role), context).output
+            failure = inspect(step, output, context, checks)
+        except Exception as error:
+            failure = Failure("error", str(error))
+        attempts.append((role, failure))
+        if failure is None:
+            return output, attempts
+    raise RuntimeError(f"step {step.id} failed")
+
+
+def test_retry_then_reroute_fails_one_short_and_with_the_tool_call_kept(capsys):
+    with pytest.raises(CheckFailed):
+        check("04.retry-then-reroute", retries_counted_as_attempts)
+    failed = failed_cases(capsys)
+    assert failed[0].startswith("✗ FAILED every time: 1 + 2 attempts, then the stand-in: returned")
+    assert failed[0].endswith("asked {'researcher': 2, 'backup': 1}")
+    assert failed[-1].startswith("✗ the stand-in gets the step as an instruction")
+
+
+def test_retry_then_reroute_fails_an_unbounded_loop_instead_of_hanging(capsys):
+    def until_it_works(step, context, team, retries, stand_in, checks=()):
+        while True:
+            try:
+                output = team[step.role](step, context).output
+                if not output.startswith("FAILED"):
+                    return output, [(step.role, None)]
+            except Exception:
+                pass
+
+    with pytest.raises(CheckFailed):
+        check("04.retry-then-reroute", until_it_works)
+    assert "does the loop have a bound?" in capsys.readouterr().out
+
+
+def test_the_solutions_error_names_the_step_and_every_attempt(solution):
+    from agentlab.agents import Agent
+    from agentlab.plan import Step
+
+    def down(step, context):
+        raise ConnectionError("down")
+
+    team = {"researcher": Agent("researcher", down), "backup": Agent("backup", lambda s, c: "FAILED")}
+    step = Step("s7", "researcher", "Look it up.")
+    with pytest.raises(RuntimeError, match=r"step 's7' failed after 3 attempt\(s\): researcher \(error\), "):
+        solution["attempt_with_recovery"](step, {}, team, 1, {"researcher": "backup"})
+
+
+# --- 04.installments ------------------------------------------------------------------------------
+
+
+def test_installments_passes_on_the_solution(solution, capsys):
+    check("04.installments", solution["run_in_installments"])
+    assert "All 8 checks passed." in capsys.readouterr().out
+
+
+def test_installments_stub_raises_not_implemented(exercise):
+    with pytest.raises(NotImplementedError):
+        check("04.installments", exercise["run_in_installments"])
+
+
+def same_cap_every_time(task, planner, team, path, calls_per_installment, max_installments=20):
+    """Gives every installment the same cap, forgetting that the budget counts the calls made before
+    the resume too, and stops only at "done"."""
+    runs = []
+    for _ in range(max_installments):
+        runs.append(
+            orchestrate(
+                task, planner, team, checkpoint=path, resume=True, budget=Budget(calls=calls_per_installment)
+            )
+        )
+        if runs[-1].status == "done":
+            return runs
+    raise RuntimeError(f"not done after {max_installments} installments")
+
+
+def test_installments_fail_when_every_installment_has_the_same_cap(capsys):
+    with pytest.raises(CheckFailed):
+        check("04.installments", same_cap_every_time)
+    failed = failed_cases(capsys)
+    assert failed[0].startswith(
+        "✗ a chain of lookups, 2 calls an installment: a list of runs: raised RuntimeError"
+    )
+    assert any(line.startswith("✗ a step that fails for good") for line in failed)
+
+
+def test_installments_fail_when_each_one_starts_afresh(capsys):
+    def without_resume(task, planner, team, path, calls_per_installment, max_installments=20):
+        runs = []
+        for n in range(1, max_installments + 1):
+            runs.append(
+                orchestrate(
+                    task, planner, team, checkpoint=path, budget=Budget(calls=n * calls_per_installment)
+                )
+            )
+            if runs[-1].status != "stopped":
+                return runs
+        raise RuntimeError(f"not over after {max_installments} installments")
+
+    with pytest.raises(CheckFailed):
+        check("04.installments", without_resume)
+    assert "✗ no step ran twice" in capsys.readouterr().out
