@@ -11,6 +11,7 @@ The runs behind the hidden cases are made here, on the simulated LLM, so they ar
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from collections.abc import Callable, Iterator, Mapping
@@ -147,7 +148,8 @@ def pick_answer(comparison: Comparison) -> str:
     return min((r for r in rows if overlaps(r)), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
 
 
-def pick_cases() -> list[tuple[str, Comparison]]:
+@functools.cache  # the runs are deterministic: a learner checking again need not wait for them again
+def pick_cases() -> tuple[tuple[str, Comparison], ...]:
     """The comparisons of notebook 07, sections 4 and 7, and two more."""
     rng = random.Random(11)
     short = [world.single_task(rng, f"s{i}") for i in range(10)]
@@ -160,7 +162,7 @@ def pick_cases() -> list[tuple[str, Comparison]]:
     clean = Setup(SimulatedLLM(seed=0), tool_seconds=1.0)
     slipping = Setup(SimulatedLLM(seed=0, error_rate=0.05), tool_seconds=1.0)
     four = ["chat", *AGENTS]
-    return [
+    return (
         (
             "section 4: 50 tasks, four topologies, 5% errors",
             compare(world.make_tasks(50, seed=0), slipping, four),
@@ -172,7 +174,7 @@ def pick_cases() -> list[tuple[str, Comparison]]:
             compare(short, Setup(SimulatedLLM(seed=1, error_rate=0.05), tool_seconds=1.0), agents),
         ),
         ("a comparison of one topology", compare(short[:3], clean, ["plan-execute"])),
-    ]
+    )
 
 
 @exercise(
