@@ -220,8 +220,10 @@ def tool_loop(
                 model=model,
                 max_tokens=max_tokens,
             )
-        except ModelError as e:  # keep the calls already made: their tokens were spent
-            raise StepFailed(f"turn {turn}'s model call failed: ModelError: {e}", calls, seconds) from e
+        except ModelError as e:  # keep the calls already made, and those the error paid for
+            spent = calls + list(e.calls)
+            seconds += sum(c.latency for c in e.calls)
+            raise StepFailed(f"turn {turn}'s model call failed: ModelError: {e}", spent, seconds) from e
         calls.append(reply)
         seconds += reply.latency
         if reply.stop_reason == "max_tokens":

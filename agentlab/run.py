@@ -490,9 +490,7 @@ class _Engine:
         self, key: str, before: list[Any], planner: Any, error: Exception | None = None
     ) -> float:
         """Record the calls the planner made just now (not those of earlier tasks); their seconds."""
-        made = new_calls(before, getattr(planner, "calls", ()))
-        if not made and error is not None:
-            made = list(getattr(error, "calls", ()))
+        made = planner_calls(before, planner, error)
         self._add_calls(key, "planner", made)
         if key not in self.keys:
             self.keys.append(key)
@@ -605,6 +603,13 @@ def new_calls(before: Sequence[Any], after: Sequence[Any]) -> list[Any]:
     return [c for c in after if id(c) not in seen]
 
 
+def planner_calls(before: Sequence[Any], planner: Any, error: Exception | None = None) -> list[Any]:
+    """Every call a planner made since `before` was read, including those an error carries
+    (a `ModelError` holds the API calls it paid for before giving up), each once."""
+    made = new_calls(before, getattr(planner, "calls", ()))
+    return made + new_calls(made, getattr(error, "calls", ()))
+
+
 def orchestrate(
     task: str,
     planner: Callable[[str], Plan] = stub_planner,
@@ -633,7 +638,7 @@ def orchestrate(
     try:
         plan = planner(task)
     except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
-        made = new_calls(before, getattr(planner, "calls", ())) or list(getattr(error, "calls", ()))
+        made = planner_calls(before, planner, error)
         run = Run(task=task, plan=None, workers=workers, status="failed")
         run.reason = (
             f"planning failed: {error}"
@@ -645,5 +650,5 @@ def orchestrate(
         return run
     if not isinstance(plan, Plan):
         raise PlanError(f"the planner returned {type(plan).__name__}, not a Plan")
-    made = new_calls(before, getattr(planner, "calls", ()))
+    made = planner_calls(before, planner)
     return run_plan(plan, team, task, workers=workers, planning_calls=made, **options)

@@ -175,6 +175,30 @@ def test_a_plan_that_never_fits_fails_after_the_bounded_re_asks_with_a_clear_err
     assert len(api.requests) == 3
 
 
+def test_calls_paid_for_before_giving_up_stay_in_the_usage_of_the_failed_run():
+    """Three rejected plans cost three API calls; a failed run must still count them all."""
+    from agentlab.agents import world_team
+    from agentlab.llm.usage import usage_report
+    from agentlab.planners import LLMPlanner
+    from agentlab.run import orchestrate
+
+    bad = [{"type": "text", "text": "First look it up, then write it down."}]
+    api = FakeAPI(*[reply(bad, usage={"input_tokens": 100, "output_tokens": 7}) for _ in range(3)])
+    llm = claude(api, schema_retries=2)
+    with pytest.raises(ModelError) as err:
+        llm.complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
+    assert [c.usage for c in err.value.calls] == [Usage(100, 7)] * 3
+
+    api = FakeAPI(*[reply(bad, usage={"input_tokens": 100, "output_tokens": 7}) for _ in range(3)])
+    llm = claude(api, schema_retries=2)
+    team = world_team(llm)
+    run = orchestrate("What is the population of Varra?", LLMPlanner(llm, team, max_attempts=1), team)
+    assert run.status == "failed" and "planning failed" in run.reason
+    assert len(api.requests) == 3 and len(run.calls) == 3
+    with pytest.warns(UserWarning, match="no price for claude-test"):  # tokens still counted
+        assert usage_report(run).total.usage == Usage(300, 21)
+
+
 def test_a_tool_use_turn_sends_the_tools_parses_the_calls_and_accepts_the_results_turn():
     api = FakeAPI(
         reply(

@@ -119,8 +119,10 @@ class AnthropicLLM:
         history = list(messages)
         usage, latency, problem = Usage(), 0.0, ""
         attempts = self.schema_retries + 1
+        made: list[Completion] = []  # every reply paid for, in case none fits
         for _ in range(attempts):
             completion = self._call(system, history, tools, schema, model, max_tokens)
+            made.append(completion)
             usage, latency = usage + completion.usage, latency + completion.latency
             if schema is None:
                 return completion
@@ -138,7 +140,8 @@ class AnthropicLLM:
             return replace(completion, usage=usage, latency=latency, data=data)
         raise ModelError(
             f"{model} did not return JSON matching the schema after {attempts} attempt(s); "
-            f"last problem: {problem}"
+            f"last problem: {problem}",
+            calls=made,
         )
 
     # --- pieces -----------------------------------------------------------------

@@ -17,7 +17,15 @@ Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | l
 
 
 class ModelError(RuntimeError):
-    """A model call failed for good (API error after retries, or output that never parsed)."""
+    """A model call failed for good (API error after retries, or output that never parsed).
+
+    `calls` holds the completions that were paid for before it gave up (e.g. replies that
+    never fitted the schema), so usage totals still count them.
+    """
+
+    def __init__(self, message: str, calls: Sequence[Completion] = ()):
+        super().__init__(message)
+        self.calls = tuple(calls)
 
 
 @dataclass(frozen=True)
