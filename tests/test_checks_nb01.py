@@ -4,53 +4,27 @@ on the solution, taken from the solution notebook itself."""
 from collections import Counter
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
-from agentlab import course
 from agentlab.checks import CheckFailed, check
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "01_stub_planner_and_executors.ipynb"
 
 
-def run_cells(path: Path, answers: bool) -> dict:
-    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
-    except, with `answers`, the lines of its solution region (an answer assigned there)."""
-    namespace: dict = {}
-    for cell in nbformat.read(path, as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        source = cell.source
-        if course.CHECK_CALL.search(source):
-            if not answers:
-                continue
-            lines = source.splitlines()
-            if course.BEGIN_CODE not in lines:
-                continue
-            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
-        exec(compile(source, str(path), "exec"), namespace)
-    return namespace
-
-
 def exercise_cell(marker: str) -> str:
-    """The source of the exercise notebook's cell that contains `marker`."""
-    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
-    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+    return notebook_code.exercise_cell(ROOT / "exercises" / NAME, marker)
 
 
 @pytest.fixture(scope="module")
 def solution():
-    return run_cells(ROOT / "solutions" / NAME, answers=True)
+    return notebook_code.run_cells(ROOT / "solutions" / NAME, answers=True)
 
 
 @pytest.fixture(scope="module")
 def exercise():
-    return run_cells(ROOT / "exercises" / NAME, answers=False)
-
-
-def failed_cases(capsys) -> list[str]:
-    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+    return notebook_code.run_cells(ROOT / "exercises" / NAME, answers=False)
 
 
 # --- 01.concerns ----------------------------------------------------------------------------------
@@ -76,7 +50,7 @@ def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms
     }
     with pytest.raises(CheckFailed, match="4 of 5 checks failed"):
         check("01.concerns", mixed_up)
-    assert failed_cases(capsys)[0] == "✗ the symptom of the bottleneck: you chose 'a'"
+    assert notebook_code.failed_cases(capsys)[0] == "✗ the symptom of the bottleneck: you chose 'a'"
 
 
 # --- 01.sentinel ----------------------------------------------------------------------------------
@@ -121,7 +95,7 @@ def reroutes_whole_role(plan, team, stand_in):
 def test_sentinel_fails_when_only_a_bare_failed_is_noticed(capsys):
     with pytest.raises(CheckFailed):
         check("01.sentinel", only_exact_failed)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ a coder that answers 'FAILED: ...' is asked first")
     assert any(line.startswith("✗ a stand-in that fails too stops the run") for line in failed)
 
@@ -129,7 +103,7 @@ def test_sentinel_fails_when_only_a_bare_failed_is_noticed(capsys):
 def test_sentinel_fails_when_failed_anywhere_counts_and_nothing_ever_stops(capsys):
     with pytest.raises(CheckFailed):
         check("01.sentinel", reroutes_whole_role)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert any(line.startswith("✗ an answer that only mentions FAILED later on") for line in failed)
     assert any(line.startswith("✗ a failed step whose role has no stand-in") for line in failed)
 
@@ -164,7 +138,7 @@ def one_outputs_dict(task, manager, sub_planner, team, synthesize):
 def test_hierarchy_fails_on_a_shared_outputs_dict_and_uncounted_sub_planners(capsys):
     with pytest.raises(CheckFailed, match="4 of 9 checks failed"):
         check("01.hierarchy", one_outputs_dict)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ chunks of 3+2 steps: the calls are counted by kind")
     assert failed[-1].startswith(
         "✗ chunks of 4+1+3 steps: the top synthesizer gets each chunk's final output"
@@ -187,4 +161,7 @@ def test_when_hierarchy_stub_stops_before_its_check(exercise):
 def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
     with pytest.raises(CheckFailed, match="2 of 4 checks failed"):
         check("01.when-hierarchy", dict.fromkeys("pqrs", "hierarchy"))
-    assert failed_cases(capsys) == ["✗ situation 'p': got 'hierarchy'", "✗ situation 'r': got 'hierarchy'"]
+    assert notebook_code.failed_cases(capsys) == [
+        "✗ situation 'p': got 'hierarchy'",
+        "✗ situation 'r': got 'hierarchy'",
+    ]

@@ -3,53 +3,27 @@ on the solution, taken from the solution notebook itself."""
 
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
-from agentlab import course
 from agentlab.checks import CheckFailed, check
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "02_plans_are_dags.ipynb"
 
 
-def run_cells(path: Path, answers: bool) -> dict:
-    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
-    except, with `answers`, the lines of its solution region (an answer assigned there)."""
-    namespace: dict = {}
-    for cell in nbformat.read(path, as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        source = cell.source
-        if course.CHECK_CALL.search(source):
-            if not answers:
-                continue
-            lines = source.splitlines()
-            if course.BEGIN_CODE not in lines:
-                continue
-            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
-        exec(compile(source, str(path), "exec"), namespace)
-    return namespace
-
-
 def exercise_cell(marker: str) -> str:
-    """The source of the exercise notebook's cell that contains `marker`."""
-    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
-    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+    return notebook_code.exercise_cell(ROOT / "exercises" / NAME, marker)
 
 
 @pytest.fixture(scope="module")
 def solution():
-    return run_cells(ROOT / "solutions" / NAME, answers=True)
+    return notebook_code.run_cells(ROOT / "solutions" / NAME, answers=True)
 
 
 @pytest.fixture(scope="module")
 def exercise():
-    return run_cells(ROOT / "exercises" / NAME, answers=False)
-
-
-def failed_cases(capsys) -> list[str]:
-    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+    return notebook_code.run_cells(ROOT / "exercises" / NAME, answers=False)
 
 
 # --- 02.critical-path -----------------------------------------------------------------------------
@@ -83,7 +57,7 @@ def in_written_order_to_the_final_step(plan, durations):
 def test_critical_path_fails_in_written_order_and_ending_at_the_final_step(capsys):
     with pytest.raises(CheckFailed, match="3 of 8 checks failed"):
         check("02.critical-path", in_written_order_to_the_final_step)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
         "✗ a plan written out of order (a step before its dependencies): raised KeyError"
     )
@@ -123,7 +97,7 @@ def column_by_column(plan, durations, workers):
 def test_makespan_fails_when_steps_wait_for_their_whole_column(capsys):
     with pytest.raises(CheckFailed, match="2 of 8 checks failed"):
         check("02.makespan", column_by_column)
-    assert failed_cases(capsys) == [
+    assert notebook_code.failed_cases(capsys) == [
         "✗ a step starts when its own dependencies are done, not its whole column: "
         "got 4.0, the policy finishes at 3 s",
         "✗ a plan written out of order: got 8.0, the policy finishes at 6 s",
@@ -151,7 +125,7 @@ def longest_step_first(plan, durations):
 def test_longest_first_fails_when_sorting_by_the_steps_own_duration(capsys):
     with pytest.raises(CheckFailed, match="1 of 7 checks failed"):
         check("02.longest-first", longest_step_first)
-    assert failed_cases(capsys) == [
+    assert notebook_code.failed_cases(capsys) == [
         "✗ a short step heading the longest chain, on 2 workers: lower than 11 s: "
         "the rewritten plan finishes at 11 s"
     ]

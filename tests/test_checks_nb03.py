@@ -5,53 +5,28 @@ import json
 import re
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
-from agentlab import Plan, PlanError, course
+from agentlab import Plan, PlanError
 from agentlab.checks import CheckFailed, check
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "03_llm_planner.ipynb"
 
 
-def run_cells(path: Path, answers: bool) -> dict:
-    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
-    except, with `answers`, the lines of its solution region (an answer assigned there)."""
-    namespace: dict = {}
-    for cell in nbformat.read(path, as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        source = cell.source
-        if course.CHECK_CALL.search(source):
-            if not answers:
-                continue
-            lines = source.splitlines()
-            if course.BEGIN_CODE not in lines:
-                continue
-            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
-        exec(compile(source, str(path), "exec"), namespace)
-    return namespace
-
-
 def exercise_cell(marker: str) -> str:
-    """The source of the exercise notebook's cell that contains `marker`."""
-    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
-    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+    return notebook_code.exercise_cell(ROOT / "exercises" / NAME, marker)
 
 
 @pytest.fixture(scope="module")
 def solution():
-    return run_cells(ROOT / "solutions" / NAME, answers=True)
+    return notebook_code.run_cells(ROOT / "solutions" / NAME, answers=True)
 
 
 @pytest.fixture(scope="module")
 def exercise():
-    return run_cells(ROOT / "exercises" / NAME, answers=False)
-
-
-def failed_cases(capsys) -> list[str]:
-    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+    return notebook_code.run_cells(ROOT / "exercises" / NAME, answers=False)
 
 
 # --- 03.read-plan --------------------------------------------------------------------------------
@@ -76,7 +51,7 @@ def greedy_braces(text, roles):
 def test_read_plan_fails_on_a_greedy_regex_that_lets_other_errors_out(capsys):
     with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
         check("03.read-plan", greedy_braces)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
         "✗ prose after the JSON with braces of its own: the plan: raised JSONDecodeError"
     )
@@ -92,7 +67,9 @@ def test_read_plan_fails_when_the_roles_are_not_checked(solution, capsys):
 
     with pytest.raises(CheckFailed, match="1 of 10 checks failed"):
         check("03.read-plan", without_roles)
-    assert failed_cases(capsys) == ["✗ valid JSON with a role the team lacks: a PlanError: returned a plan"]
+    assert notebook_code.failed_cases(capsys) == [
+        "✗ valid JSON with a role the team lacks: a PlanError: returned a plan"
+    ]
 
 
 # --- 03.ends-in-report ----------------------------------------------------------------------------
@@ -118,7 +95,7 @@ def last_step_is_the_writers(plan):
 def test_ends_in_report_fails_when_only_the_last_written_step_is_looked_at(capsys):
     with pytest.raises(CheckFailed, match="3 of 6 checks failed"):
         check("03.ends-in-report", last_step_is_the_writers)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ the report written first: accepted: raised PlanError")
     assert failed[1] == "✗ a lookup nobody uses, beside the report: a PlanError naming s2: accepted"
     assert failed[2] == "✗ two reports: a PlanError naming s2 or s3: accepted"
@@ -169,6 +146,6 @@ def exact_match_and_right_runs_only(tasks, solve):
 def test_score_fails_on_exact_matching_and_calls_of_right_runs_only(capsys):
     with pytest.raises(CheckFailed):
         check("03.score", exact_match_and_right_runs_only)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert any(line.startswith("✗ a batch of 16 tasks: chain: got {'right': 0") for line in failed)
     assert any(line.startswith("✗ a batch of 16 tasks: fanout") for line in failed)

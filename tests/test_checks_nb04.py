@@ -4,10 +4,10 @@ on the solution, taken from the solution notebook itself."""
 from dataclasses import replace
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
-from agentlab import course, orchestrate
+from agentlab import orchestrate
 from agentlab.budget import Budget
 from agentlab.checks import CheckFailed, check
 
@@ -15,43 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 NAME = "04_monitor_and_replan.ipynb"
 
 
-def run_cells(path: Path, answers: bool) -> dict:
-    """Run a notebook's code cells in one namespace. A cell that calls check("...") is left out,
-    except, with `answers`, the lines of its solution region (an answer assigned there)."""
-    namespace: dict = {}
-    for cell in nbformat.read(path, as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        source = cell.source
-        if course.CHECK_CALL.search(source):
-            if not answers:
-                continue
-            lines = source.splitlines()
-            if course.BEGIN_CODE not in lines:
-                continue
-            source = "\n".join(lines[lines.index(course.BEGIN_CODE) + 1 : lines.index(course.END_CODE)])
-        exec(compile(source, str(path), "exec"), namespace)
-    return namespace
-
-
 def exercise_cell(marker: str) -> str:
-    """The source of the exercise notebook's cell that contains `marker`."""
-    cells = nbformat.read(ROOT / "exercises" / NAME, as_version=4).cells
-    return next(c.source for c in cells if c.cell_type == "code" and marker in c.source)
+    return notebook_code.exercise_cell(ROOT / "exercises" / NAME, marker)
 
 
 @pytest.fixture(scope="module")
 def solution():
-    return run_cells(ROOT / "solutions" / NAME, answers=True)
+    return notebook_code.run_cells(ROOT / "solutions" / NAME, answers=True)
 
 
 @pytest.fixture(scope="module")
 def exercise():
-    return run_cells(ROOT / "exercises" / NAME, answers=False)
-
-
-def failed_cases(capsys) -> list[str]:
-    return [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("✗")]
+    return notebook_code.run_cells(ROOT / "exercises" / NAME, answers=False)
 
 
 # --- 04.total-check -------------------------------------------------------------------------------
@@ -83,7 +58,7 @@ def judges_the_tool_call(step, output, context):
 def test_total_check_fails_when_it_judges_the_call_instead_of_the_question(capsys):
     with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
         check("04.total-check", judges_the_tool_call)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
         "✗ the right total, with a thousands separator: no objection: raised ValueError"
     )
@@ -133,7 +108,7 @@ def retries_counted_as_attempts(step, context, team, retries, stand_in, checks=(
 def test_retry_then_reroute_fails_one_short_and_with_the_tool_call_kept(capsys):
     with pytest.raises(CheckFailed):
         check("04.retry-then-reroute", retries_counted_as_attempts)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ FAILED every time: 1 + 2 attempts, then the stand-in: returned")
     assert failed[0].endswith("asked {'researcher': 2, 'backup': 1}")
     assert failed[-1].startswith("✗ the stand-in gets the step as an instruction")
@@ -198,7 +173,7 @@ def same_cap_every_time(task, planner, team, path, calls_per_installment, max_in
 def test_installments_fail_when_every_installment_has_the_same_cap(capsys):
     with pytest.raises(CheckFailed):
         check("04.installments", same_cap_every_time)
-    failed = failed_cases(capsys)
+    failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
         "✗ a chain of lookups, 2 calls an installment: a list of runs: raised RuntimeError"
     )

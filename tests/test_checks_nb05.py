@@ -4,7 +4,7 @@ on the solution notebook's own code."""
 import random
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
 from agentlab import world
@@ -15,26 +15,14 @@ from agentlab.llm import SimulatedLLM
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "05_hierarchical_teams.ipynb"
 
 
-def code_cells():
-    return [c.source for c in nbformat.read(SOLUTION, as_version=4).cells if c.cell_type == "code"]
-
-
-def solution(name):
-    """The function `name` as the solution notebook defines it: its setup cell, then the defining cell."""
-    cells, namespace = code_cells(), {}
-    exec(cells[0], namespace)
-    exec(next(c for c in cells if f"def {name}(" in c), namespace)
-    return namespace[name]
-
-
-def stub(*args):
-    raise NotImplementedError("Exercise: write this part, then run the cell again.")
+def solution(*names):
+    return notebook_code.define(SOLUTION, *names)
 
 
 @pytest.mark.parametrize("exercise", ["05.team-calls", "05.rollup", "05.shape"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
-        check(exercise, stub)
+        check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 

@@ -4,7 +4,7 @@ on the solution notebook's own code."""
 import math
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import numpy as np
 import pytest
 
@@ -14,23 +14,14 @@ from agentlab.experiments import Estimate, correlated_chain_success, task_rates,
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "06_error_propagation.ipynb"
 
 
-def solution(name):
-    """The function `name` as the solution notebook defines it: its setup cell, then the defining cell."""
-    cells = [c.source for c in nbformat.read(SOLUTION, as_version=4).cells if c.cell_type == "code"]
-    namespace = {}
-    exec(cells[0], namespace)
-    exec(next(c for c in cells if f"def {name}(" in c), namespace)
-    return namespace[name]
-
-
-def stub(*args):
-    raise NotImplementedError("Exercise: write this part, then run the cell again.")
+def solution(*names):
+    return notebook_code.define(SOLUTION, *names)
 
 
 @pytest.mark.parametrize("exercise", ["06.crossover", "06.best-cut", "06.retries-correlated"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
-        check(exercise, stub)
+        check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 

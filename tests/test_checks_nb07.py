@@ -3,45 +3,27 @@ on the solution notebook's own code."""
 
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
-from agentlab import course
 from agentlab.checks import CheckFailed, check
 from agentlab.experiments import wilson_interval
 
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "07_one_agent_or_a_team.ipynb"
 
 
-def code_cells():
-    return [c.source for c in nbformat.read(SOLUTION, as_version=4).cells if c.cell_type == "code"]
-
-
-def solution(name):
-    """The function `name` as the solution notebook defines it: its setup cell, then the defining cell."""
-    cells, namespace = code_cells(), {}
-    exec(cells[0], namespace)
-    exec(next(c for c in cells if f"def {name}(" in c), namespace)
-    return namespace[name]
+def solution(*names):
+    return notebook_code.define(SOLUTION, *names)
 
 
 def answer(name, marker):
-    """The value `name` as the solution region of the cell containing `marker` assigns it."""
-    source = next(c for c in code_cells() if marker in c)
-    region = source.split(course.BEGIN_CODE)[1].split(course.END_CODE)[0]
-    namespace = {}
-    exec(region, namespace)
-    return namespace[name]
-
-
-def stub(*args):
-    raise NotImplementedError("Exercise: write this part, then run the cell again.")
+    return notebook_code.answer(SOLUTION, name, marker)
 
 
 @pytest.mark.parametrize("exercise", ["07.react-tokens", "07.router-share", "07.pick"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
-        check(exercise, stub)
+        check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 

@@ -3,7 +3,7 @@ on the solution notebook's own code."""
 
 from pathlib import Path
 
-import nbformat
+import notebook_code
 import pytest
 
 from agentlab.checks import CheckFailed, check, nb08
@@ -14,24 +14,13 @@ SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "08_guardrails.ip
 
 
 def solution(*names):
-    """The functions `names` as the solution notebook defines them: its setup cell, then the cells
-    that define them, in order (safe_replan uses sanitise)."""
-    cells = [c.source for c in nbformat.read(SOLUTION, as_version=4).cells if c.cell_type == "code"]
-    namespace = {}
-    exec(cells[0], namespace)
-    for name in names:
-        exec(next(c for c in cells if f"def {name}(" in c), namespace)
-    return namespace[names[-1]]
-
-
-def stub(*args):
-    raise NotImplementedError("Exercise: write this part, then run the cell again.")
+    return notebook_code.define(SOLUTION, *names)
 
 
 @pytest.mark.parametrize("exercise", ["08.denied", "08.policy", "08.sanitise", "08.safe-replan"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
-        check(exercise, stub)
+        check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 
