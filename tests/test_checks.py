@@ -48,3 +48,16 @@ def test_a_stub_stops_with_not_implemented_error(square_exercise, capsys):
 def test_an_unknown_exercise_names_the_known_ones(square_exercise):
     with pytest.raises(KeyError, match="no exercise '99.cube'; known: .*99.square"):
         check("99.cube", None)
+
+
+def test_a_loop_that_never_ends_fails_its_case_instead_of_hanging(square_exercise, capsys):
+    def forever(x):
+        while True:
+            pass
+
+    got, error = attempt(forever, 2, limit=0.2)
+    assert got is None and error == "raised TimeoutError: no answer after 0.2 s: does a loop never end?"
+    import signal
+
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
+    assert attempt(lambda x: x, 3) == (3, "")  # a quick answer is untouched by the default limit

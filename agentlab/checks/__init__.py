@@ -15,7 +15,10 @@ Each notebook's checks live in `checks/nbNN.py` and register themselves with
 from __future__ import annotations
 
 import importlib
+import signal
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,13 +87,45 @@ def check(exercise_id: str, answer: Any) -> None:
     print(f"All {passed} checks passed.")
 
 
-def attempt(function: Callable, *args: Any, **kwargs: Any) -> tuple[Any, str]:
+CASE_SECONDS = 10.0  # for one hidden case: far more than a right answer needs
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise TimeoutError inside the block after `seconds`, so a loop that never ends fails its
+    case instead of hanging the notebook. Needs an alarm signal and the main thread (where Jupyter
+    runs cells); elsewhere, or with `seconds=None`, the block runs unbounded."""
+    if (
+        seconds is None
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeoutError(f"no answer after {seconds:g} s: does a loop never end?")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def attempt(
+    function: Callable, *args: Any, limit: float | None = CASE_SECONDS, **kwargs: Any
+) -> tuple[Any, str]:
     """Call the learner's function; return (result, "") or (None, the error it raised).
 
-    NotImplementedError is let through: it means the exercise is still a stub.
+    NotImplementedError is let through: it means the exercise is still a stub. A call that
+    takes longer than `limit` seconds is stopped and reported as a failed case.
     """
     try:
-        return function(*args, **kwargs), ""
+        with time_limit(limit):
+            return function(*args, **kwargs), ""
     except NotImplementedError:
         raise
     except Exception as e:  # a learner's bug is a failed case, shown with its message

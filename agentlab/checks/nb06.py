@@ -11,10 +11,7 @@ Expected values come from the kit's own functions in `agentlab.experiments`.
 from __future__ import annotations
 
 import math
-import signal
-import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from agentlab.checks import Case, attempt, exercise
@@ -23,34 +20,12 @@ from agentlab.experiments import Estimate, correlated_chain_success, longest_win
 # --- 06.crossover ------------------------------------------------------------------------------
 
 
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Raise TimeoutError inside the block after `seconds`, so a loop that never ends fails its case
-    instead of hanging the notebook. Only where an alarm signal exists and only on the main thread
-    (where Jupyter runs cells); elsewhere the block runs unbounded."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum, frame):
-        raise TimeoutError(f"no answer after {seconds:g} s: does a loop never end?")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 TIME_LIMIT = 2.0  # seconds for one case: far more than a right answer needs
 
 
 def bounded(function: Callable, *args: Any) -> tuple[Any, str]:
     """`attempt(function, *args)` that gives up after TIME_LIMIT seconds."""
-    with time_limit(TIME_LIMIT):
-        return attempt(function, *args)
+    return attempt(function, *args, limit=TIME_LIMIT)
 
 
 CROSSOVER_CASES = (
