@@ -110,7 +110,7 @@ def course_command(args: argparse.Namespace) -> int:
         return 0 if all_passed else 1
 
     try:
-        stale = course.build(args.root, write=args.action == "build")
+        stale = course.build(args.root, write=args.action == "build", only=args.notebooks or None)
     except course.CourseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -144,7 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     course.add_argument(
         "action", choices=("build", "check", "grade"), help="build: write; check: compare; grade: run"
     )
-    course.add_argument("notebooks", nargs="*", help="grade: the learners' exercise notebooks")
+    course.add_argument(
+        "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
+    )
     course.add_argument("--root", default=".", help="the kit's folder (default: here)")
     args = parser.parse_args(argv)
     if args.command == "run":

@@ -80,13 +80,18 @@ def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> n
     return exercise
 
 
-def build(root: Path | str = ".", write: bool = True) -> list[Path]:
-    """Generate `exercises/X.ipynb` for every `solutions/X.ipynb` under `root`.
+def build(root: Path | str = ".", write: bool = True, only: list[str] | None = None) -> list[Path]:
+    """Generate `exercises/X.ipynb` for every `solutions/X.ipynb` under `root` (or only those
+    whose names start with one of `only`, e.g. "03").
 
     Returns the exercises that were out of date (written when `write` is true).
     """
     root = Path(root)
     solutions = sorted((root / "solutions").glob("*.ipynb"))
+    if only:
+        solutions = [p for p in solutions if any(p.name.startswith(Path(o).name) for o in only)]
+        if not solutions:
+            raise CourseError(f"no solution notebook in {root / 'solutions'} matches {only}")
     stale = []
     for path in solutions:
         text = nbformat.writes(build_exercise(nbformat.read(path, as_version=4), path.name)) + "\n"

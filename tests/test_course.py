@@ -78,6 +78,10 @@ def test_build_writes_then_check_finds_nothing_stale_and_notices_an_edit(tmp_pat
     exercise.write_text(exercise.read_text().replace("chain", "chains"))
     assert main(["course", "check", "--root", str(tmp_path)]) == 1
     assert "out of date:" in capsys.readouterr().out
+    nbformat.write(SOLVED, tmp_path / "solutions" / "02_y.ipynb")
+    assert main(["course", "build", "02", "--root", str(tmp_path)]) == 0  # only 02 is written
+    assert main(["course", "check", "01", "--root", str(tmp_path)]) == 1  # 01 is still edited
+    assert main(["course", "build", "09", "--root", str(tmp_path)]) == 2  # no such solution
 
 
 # --- the kit's own exercises ----------------------------------------------------------
