@@ -3,7 +3,6 @@
 sends and how our code reads what comes back."""
 
 import json
-import socket
 
 import anthropic
 import httpx2
@@ -47,15 +46,7 @@ LOOKUP = Tool(
 USER = [{"role": "user", "content": "Plan: find the capital of Veldra."}]
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    """Any attempt to open a real socket fails the test."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to reach the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")  # the SDK must never reach a real server
 
 
 def reply(content, *, model="claude-test", stop="end_turn", usage=None, status=200, headers=None):

@@ -4,7 +4,6 @@ sends and checks that it reports the usage the API returned, call by call."""
 
 import json
 import re
-import socket
 
 import httpx2
 import pytest
@@ -18,13 +17,7 @@ QUESTION = re.compile(r"What is the (.+?) of (.+?)\?")
 TASKS = [world.Task("t1", "single", "What is the population of Varra?", "2140", 1)]
 
 
-@pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise AssertionError("a test tried to reach the network")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+pytestmark = pytest.mark.usefixtures("no_network")  # the SDK must never reach a real server
 
 
 class FakeClaude:
