@@ -9,6 +9,10 @@ A solution notebook in `solutions/` marks what the learner has to write:
   `<!-- END SOLUTION -->` (a model answer, a rubric) becomes a prompt to write one's own;
 - a cell tagged `solution-only` is left out altogether.
 
+A cell that will raise in the exercise (it calls `check(...)`, or its stub is at top level)
+is tagged `raises-exception`, so "Run All" in JupyterLab goes on past it: a learner sees
+every check's verdict in one run, not just the first.
+
 Everything else is kept as it is. Outputs and execution counts are dropped: a learner
 runs the exercise. `agentlab course build` writes `exercises/` from `solutions/`;
 `agentlab course check` fails when a committed exercise differs from what build writes.
@@ -26,6 +30,8 @@ MARKDOWN_REGION = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->",
 STUB = 'raise NotImplementedError("Exercise: write this part, then run the cell again.")'
 YOUR_ANSWER = "*Write your answer here.*"
 SOLUTION_ONLY = "solution-only"
+RAISES = "raises-exception"  # Jupyter's tag for "this cell may raise; run on past it"
+CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
 
 
 class CourseError(ValueError):
@@ -64,18 +70,21 @@ def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> n
     metadata = {k: v for k, v in solution.metadata.items() if k != "widgets"}  # no stored widget state
     exercise = nbformat.v4.new_notebook(metadata=metadata)
     for i, cell in enumerate(solution.cells):
-        if SOLUTION_ONLY in cell.get("metadata", {}).get("tags", []):
+        tags = list(cell.get("metadata", {}).get("tags", []))
+        if SOLUTION_ONLY in tags:
             continue
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(exercise_code(cell.source, f"{name}, cell {i}"))
+            will_raise = CHECK_CALL.search(new.source) or STUB in new.source.splitlines()
+            if will_raise and RAISES not in tags:
+                tags.append(RAISES)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(exercise_markdown(cell.source))
         else:
             new = nbformat.v4.new_raw_cell(cell.source)
         new.id = cell.get("id", new.id)  # stable ids keep rebuilt exercises byte-identical
-        tags = cell.get("metadata", {}).get("tags")
         if tags:
-            new.metadata["tags"] = list(tags)
+            new.metadata["tags"] = tags
         exercise.cells.append(new)
     return exercise
 
@@ -105,8 +114,6 @@ def build(root: Path | str = ".", write: bool = True, only: list[str] | None = N
 
 
 # --- grading ---------------------------------------------------------------------------
-
-CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
 
 
 def grade(path: Path | str, timeout: int = 300) -> list[tuple[str, str, str]]:

@@ -41,6 +41,23 @@ def test_code_regions_become_stubs_at_their_indentation_and_the_rest_is_kept():
     assert ex.cells[2].source == f"{course.STUB}\nprint(answer)"
 
 
+def test_cells_that_will_raise_are_tagged_so_run_all_goes_on_past_them():
+    ex = course.build_exercise(
+        notebook(
+            ("code", "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"),
+            ("code", "check('01.x', f)"),
+            ("code", "# BEGIN SOLUTION\nanswer = 4\n# END SOLUTION", "keep-me"),
+            ("code", "print('setup')"),
+        )
+    )
+    assert [c.metadata.get("tags", []) for c in ex.cells] == [
+        [],  # defining a function with a stub inside raises nothing
+        [course.RAISES],  # a check call does, until the learner has written the function
+        ["keep-me", course.RAISES],  # a top-level stub does; the author's tags stay
+        [],
+    ]
+
+
 def test_markdown_answers_become_a_prompt_and_solution_only_cells_vanish():
     ex = course.build_exercise(SOLVED)
     assert ex.cells[0].source == f"# Exercise\nWhat is 0.9**5?\n{course.YOUR_ANSWER}"
@@ -121,11 +138,11 @@ def test_no_exercise_contains_solution_text(solution):
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
-def test_an_exercise_run_as_shipped_stops_only_at_its_stubs(solution):
+def test_an_exercise_run_as_shipped_goes_top_to_bottom_and_stops_only_at_its_stubs(solution):
     nb = nbformat.read(ROOT / "exercises" / solution.name, as_version=4)
-    NotebookClient(
-        nb, timeout=120, allow_errors=True, resources={"metadata": {"path": str(ROOT / "exercises")}}
-    ).execute()
+    # No allow_errors: only cells tagged raises-exception may raise, as with "Run All" in JupyterLab,
+    # so the whole notebook runs and every check reports.
+    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(ROOT / "exercises")}}).execute()
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors, "the exercise ran without reaching a stub"
     assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]
