@@ -1,4 +1,4 @@
-"""The plan editor in a real browser: JupyterLab, headless, driven by Debian's Chromium.
+"""The plan editor and an exercise in a real browser: JupyterLab, headless, driven by Debian's Chromium.
 
 The kernel-free tests in test_widgets.py check the editor's logic; this one checks
 that the widget really renders and reacts in JupyterLab: the front end draws it,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -44,6 +45,8 @@ LOCAL = urllib.request.build_opener(
 )  # talk to 127.0.0.1 directly, whatever proxy is set
 
 EDITOR_CELL = "from agentlab.widgets import PlanEditor\n\neditor = PlanEditor(workers=2)\neditor"
+KIT = Path(__file__).resolve().parents[1]
+EXERCISE = KIT / "exercises" / "06_error_propagation.ipynb"
 
 
 def require_chromium() -> None:
@@ -75,6 +78,7 @@ def lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     write_notebook(root / "editor.ipynb", EDITOR_CELL)
+    shutil.copy(EXERCISE, root / EXERCISE.name)  # as a learner gets it from exercises/
     settings = tmp_path / "user-settings"
     quiet(settings)
     port = free_port()
@@ -122,6 +126,10 @@ def quiet(settings: Path) -> None:
     path = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True}))
+    # Render every cell (no windowing), so a long notebook's outputs are all in the page to check.
+    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
 
 
 def wait_for_server(server: subprocess.Popen, url: str, log: Path) -> None:
@@ -206,5 +214,50 @@ def test_the_editor_runs_in_jupyterlab_and_a_browser_edit_changes_the_result(lab
             expect(timeline).to_be_visible()
             assert status.inner_text() != first
             expect(page.locator(".jp-OutputArea-output[data-mime-type$='stderr']")).to_have_count(0)
+        finally:
+            browser.close()
+
+
+def test_a_learner_runs_an_exercise_top_to_bottom_then_solves_one_and_sees_it_pass(lab):
+    """Run All goes past every unwritten exercise (its check cells are tagged raises-exception),
+    so each check reports; once the learner writes one function, its check passes on screen."""
+    import nbformat
+    from playwright.sync_api import expect, sync_playwright
+
+    solution = nbformat.read(KIT / "solutions" / EXERCISE.name, as_version=4)
+    written = next(c.source for c in solution.cells if "def longest_winning_chain(" in c.source)
+    checks = sum("check(" in c.source for c in nbformat.read(EXERCISE, as_version=4).cells)
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            expect.set_options(timeout=TIMEOUT_MS)
+            page.goto(f"{lab}/lab/tree/{EXERCISE.name}")
+            page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+            page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+
+            outputs = page.locator(".jp-OutputArea-output")
+            expect(outputs.filter(has_text="not written yet")).to_have_count(checks)  # every check ran
+            expect(outputs.filter(has_text="NotImplementedError")).to_have_count(checks)
+
+            # The learner writes the first exercise's function, then runs it and its check.
+            page.evaluate(
+                """(source) => {
+                    const notebook = window.jupyterapp.shell.currentWidget.content;
+                    const i = notebook.widgets.findIndex(
+                        (cell) => cell.model.sharedModel.getSource().includes("def longest_winning_chain(")
+                    );
+                    notebook.widgets[i].model.sharedModel.setSource(source);
+                    notebook.activeCellIndex = i;
+                }""",
+                written,
+            )
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell')")
+            expect(outputs.filter(has_text="All 10 checks passed.")).to_have_count(1)
+            expect(outputs.filter(has_text="not written yet")).to_have_count(checks - 1)
         finally:
             browser.close()
