@@ -1,19 +1,24 @@
 """agentlab: a teaching kit for the planner-executor pattern of LLM agents.
 
-The modules, in the order the notebooks build them (each one idea):
+The modules, in the order the notebooks build them (each one idea; read run.py first):
 
-- 01  plan (what a plan is), agents (who does a step), planners (who writes the
-      plan), run (the loop that ties them together), trace (what the loop records)
-- 02  schedule (who runs what when), viz (graphs and timelines), widgets (the editor)
+- 01  run (the loop: orchestrate, run_plan), plan (what a plan is, and its `$id`
+      language), agents (who does a step), attempt (one try at a step), planners
+      (who writes the plan), trace (what a run leaves behind: the trace and `Run`)
+- 02  schedule (who runs what when, on which clock), viz (graphs and timelines),
+      widgets (the editor)
 - 03  llm/ (one model interface: simulated, Claude, replay, usage and prices),
-      world/ (the Skerrow Isles: records, tools, tasks with gold answers)
-- 04  monitor (noticing failure), recovery (retry, reroute, replan), budget,
-      faults, checkpoint
+      prompts (every phrase that is written and read back), world/ (the Skerrow
+      Isles: records, tools, tasks with gold answers, and the simulator's knowledge
+      of them: solver, plans, mistakes)
+- 04  monitor (noticing failure, auditing outputs), recovery (retry, reroute,
+      replan), budget, faults, checkpoint, valid (what a valid number is)
 - 05  hierarchy (managers, leads and workers)
 - 06  experiments (the p^n law: algebra, Monte Carlo, measurement)
 - 07  react (one agent), compare (topologies side by side), routing, plots
 - 08  guardrails (permissions, approvals, audit), hijack (injection experiments)
-- and course, checks (exercises and their automatic checks), cli (the `agentlab` command)
+- and course/, off the learner's path: building, checking and grading exercises,
+  the checks per notebook, the `agentlab` command
 """
 
 from agentlab.agents import STUB_TEAM, Agent, Work

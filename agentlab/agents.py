@@ -16,17 +16,22 @@ earlier outputs LLMCompiler-style. `world_team` is such a team for the task worl
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agentlab.llm.base import LLM, Completion, ModelError, Tool, assistant_message, tool_results_message
-from agentlab.plan import Step
+from agentlab.llm.base import (
+    LLM,
+    Completion,
+    ModelError,
+    PaidError,
+    Tool,
+    assistant_message,
+    tool_results_message,
+)
+from agentlab.plan import Context, Step, resolve
+from agentlab.prompts import step_request
 from agentlab.world import FUNCTIONS, TOOLS
-from agentlab.world.tasks import REFERENCE
-
-Context = Mapping[str, str]
 
 
 @dataclass(frozen=True)
@@ -130,56 +135,15 @@ STUB_TEAM: dict[str, Agent] = {
 
 # --- model-backed executors --------------------------------------------------------------
 
-INPUTS_HEADING = "Inputs from earlier steps:"
 
-
-class StepFailed(RuntimeError):
+class StepFailed(PaidError, RuntimeError):
     """An agent could not finish its step. It carries the model `calls` made before it gave
     up and the virtual `seconds` they took, so a failed step still counts in the totals."""
-
-    def __init__(self, message: str, calls: Sequence[Completion] = (), seconds: float | None = None):
-        super().__init__(message)
-        self.calls, self.seconds = tuple(calls), seconds
-
-
-def references(value: Any) -> set[str]:
-    """The step ids that `value` (text, or args holding text) refers to as `$id`."""
-    if isinstance(value, str):
-        return set(REFERENCE.findall(value))
-    if isinstance(value, Mapping):
-        return set().union(*(references(v) for v in value.values()))
-    if isinstance(value, list | tuple):
-        return set().union(*(references(v) for v in value))
-    return set()
-
-
-def resolve(value: Any, context: Context, step_id: str = "?") -> Any:
-    """Replace each `$id` in `value` with the output of step `id`, which must be in `context`."""
-    if isinstance(value, str):
-
-        def output(match: re.Match) -> str:
-            ref = match.group(1)
-            if ref not in context:
-                have = ", ".join(context) or "none"
-                raise ValueError(
-                    f"step {step_id!r} refers to ${ref}, which is not one of its inputs ({have})"
-                )
-            return context[ref]
-
-        return REFERENCE.sub(output, value)
-    if isinstance(value, Mapping):
-        return {k: resolve(v, context, step_id) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [resolve(v, context, step_id) for v in value]
-    return value
 
 
 def step_prompt(step: Step, context: Context) -> str:
     """What an executor model is asked: the instruction with `$id`s filled in, then its inputs."""
-    text = resolve(step.instruction, context, step.id)
-    if context:
-        text += f"\n\n{INPUTS_HEADING}\n" + "\n".join(f"- {dep}: {out}" for dep, out in context.items())
-    return text
+    return step_request(resolve(step.instruction, context, step.id), context)
 
 
 def run_tool_step(step: Step, context: Context, tools: Sequence[ToolFunction], role: str = "") -> Work:

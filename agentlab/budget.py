@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentlab.llm.usage import cost
+from agentlab.valid import number
 
 
 @dataclass(frozen=True)
@@ -66,13 +67,8 @@ class Budget:
 
     def __post_init__(self):
         for name in ("calls", "tokens", "cost", "seconds"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
-            ):
-                raise ValueError(
-                    f"a budget's {name} must be a number >= 0 (or None for no cap), got {value!r}"
-                )
+            if (value := getattr(self, name)) is not None:
+                number(value, f"a budget's {name}", minimum=0, must_be="a number >= 0 (or None for no cap)")
 
     def reached(self, used: Spent) -> str | None:
         """The cap that `used` has reached, as the reason a run stops; None while within budget."""

@@ -30,9 +30,10 @@ from typing import Any
 
 from agentlab.llm.base import Completion
 from agentlab.llm.replay import completion_from_dict, completion_to_dict
+from agentlab.monitor import Failure
 from agentlab.plan import Plan, PlanError
 from agentlab.schedule import Slot
-from agentlab.trace import Event
+from agentlab.trace import Event, Run
 
 VERSION = 1
 FORMAT = "agentlab-checkpoint"
@@ -56,10 +57,60 @@ def fingerprint(task: str, plan: Plan) -> dict[str, str]:
     return {"task": _short(task), "plan": _short(plan.to_dict())}
 
 
-# --- the run's parts as JSON -----------------------------------------------------------------
+# --- saving and resuming a run ----------------------------------------------------------------
 
 
-def encode_call(call: tuple[str, str, Any]) -> list[Any]:
+def save(path: str | os.PathLike, run: Run, now: float) -> None:
+    """Write `run`'s state at time `now` (on its clock) to `path`, atomically."""
+    state = {
+        "task": run.task,
+        "plan0": run.plans[0].to_dict(),  # the plan the run started from: its fingerprint
+        "plans": [p.to_dict() for p in run.plans],
+        "outputs": run.outputs,
+        "calls": [_encode_call(c) for c in run.calls],
+        "trace": [[e.time, e.kind, e.step_id, e.role, list(e.inputs), e.detail] for e in run.trace],
+        "slots": [[s.step_id, s.worker, s.start, s.end] for s in run.slots],
+        "now": now,
+        "attempts": run.attempts,
+        "used": run.used,
+        "replans": run.replans,
+        "failures": [[step_id, role, f.kind, f.message] for step_id, role, f in run.failures],
+        "status": run.status,
+        "reason": run.reason,
+    }
+    _write(Path(path), run.task, run.plans[0], state)
+
+
+def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float:
+    """Carry `run` on from the checkpoint at `path`: finished steps keep their outputs and are
+    not run again. The file must be for the run's task and first plan. Returns the clock time."""
+    name = Path(path).name
+    state = load(path, run.task, run.plans[0])
+    try:
+        run.plans = [Plan.from_dict(p, team) for p in state["plans"]]
+        run.plan = run.plans[-1]
+        run.outputs = dict(state["outputs"])
+        run.calls = [_decode_call(c) for c in state["calls"]]
+        run.trace.events = [Event(t, k, i, role, tuple(ins), d) for t, k, i, role, ins, d in state["trace"]]
+        run.slots = [Slot(*s) for s in state["slots"]]
+        now = float(state["now"])
+        run.attempts, run.used = dict(state["attempts"]), dict(state["used"])
+        run.replans = int(state["replans"])
+        run.failures = [(i, role, Failure(kind, message)) for i, role, kind, message in state["failures"]]
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"checkpoint {name} cannot be resumed: {type(e).__name__}: {e}") from None
+    left = [s.id for s in run.plan if s.id not in run.outputs]
+    detail = f"resumed from a checkpoint: {len(run.outputs)} step(s) done, to do: {', '.join(left) or 'none'}"
+    run.trace.add(Event(now, "resumed", "run", "-", (), detail))
+    return now
+
+
+def first_plan(path: str | os.PathLike, task: str) -> Plan:
+    """The plan the run saved at `path` started from (to resume it without planning again)."""
+    return load(path, task)["plan0"]
+
+
+def _encode_call(call: tuple[str, str, Any]) -> list[Any]:
     step_id, role, completion = call
     if isinstance(completion, Completion):
         return [step_id, role, completion_to_dict(completion)]
@@ -73,34 +124,16 @@ def encode_call(call: tuple[str, str, Any]) -> list[Any]:
     return [step_id, role, {"value": completion}]
 
 
-def decode_call(raw: list[Any]) -> tuple[str, str, Any]:
+def _decode_call(raw: list[Any]) -> tuple[str, str, Any]:
     step_id, role, d = raw
     return step_id, role, d["value"] if set(d) == {"value"} else completion_from_dict(d, d["backend"])
-
-
-def encode_event(e: Event) -> list[Any]:
-    return [e.time, e.kind, e.step_id, e.role, list(e.inputs), e.detail]
-
-
-def decode_event(raw: list[Any]) -> Event:
-    time, kind, step_id, role, inputs, detail = raw
-    return Event(time, kind, step_id, role, tuple(inputs), detail)
-
-
-def encode_slot(s: Slot) -> list[Any]:
-    return [s.step_id, s.worker, s.start, s.end]
-
-
-def decode_slot(raw: list[Any]) -> Slot:
-    return Slot(*raw)
 
 
 # --- writing and reading ----------------------------------------------------------------------
 
 
-def save(path: str | os.PathLike, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
+def _write(path: Path, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
     """Write `state` for the run of `plan` on `task` to `path`, atomically."""
-    path = Path(path)
     document = {
         "format": FORMAT,
         "version": VERSION,

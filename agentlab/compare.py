@@ -1,25 +1,23 @@
 """One agent or a team? The same tasks through each topology, measured the same way.
 
-A *topology* is one small function: it takes a world task and a `Setup` (the model
-backend, which model plays which part, how slow the tools are) and returns an
-`Outcome`: the answer, every model call it made, and its latency on the virtual clock.
-`TOPOLOGIES` lists them; adding one is a function and a line:
+A *topology* is one small function: it takes a world task and a `Setup` (the model backend,
+which model plays which part, how slow the tools are) and returns an `Outcome`: the answer,
+every model call it made, and its latency on the virtual clock. `TOPOLOGIES` lists them;
+adding one is a function and a line:
 
-- `chat`: one model call, no tools. It cannot know the answer (the world is invented),
-  but it is the unit the others are priced in: "× one call" is a topology's tokens
-  over this call's tokens;
+- `chat`: one model call, no tools. It cannot know the answer (the world is invented), but it
+  is the unit the others are priced in: "× one call" is a topology's tokens over this call's;
 - `react`: one agent in one loop, a tool at a time (`agentlab.react`);
-- `plan-execute`: a planner writes the whole plan, the steps run one after another on
-  one worker, a writer reports (ReWOO's shape);
-- `planner+workers`: the same plan, every step started as soon as its inputs are
-  ready, on as many workers as it can use (LLMCompiler's shape, without streaming);
-- `hierarchical`: a manager splits the task into at most two parts, and a sub-team
-  plans and runs each (`agentlab.hierarchy`, two levels).
+- `plan-execute`: a planner writes the whole plan, the steps run one after another on one
+  worker, a writer reports (ReWOO's shape);
+- `planner+workers`: the same plan, every step started as soon as its inputs are ready, on as
+  many workers as it can use (LLMCompiler's shape, without streaming);
+- `hierarchical`: a manager splits the task into at most two parts, and a sub-team plans and
+  runs each (`agentlab.hierarchy`, two levels).
 
-`compare` runs a batch through several topologies and returns a `Comparison`, whose
-table gives accuracy, calls, tokens, cost and latency per topology, each a sum of the
-calls underneath. `sweep` repeats a comparison across task sizes, and `fit_polynomial`
-fits the curves.
+`compare` runs a batch through several topologies and returns a `Comparison`, whose table
+gives accuracy, calls, tokens, cost and latency per topology, each a sum of the calls
+underneath. `sweep` repeats a comparison across task sizes, and `fit_polynomial` fits the curves.
 """
 
 from __future__ import annotations
@@ -32,15 +30,15 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from agentlab.agents import world_team
-from agentlab.hierarchy import Hierarchy
+from agentlab.hierarchy import Call, Hierarchy
 from agentlab.llm.base import LLM, Completion, ModelError, Usage
 from agentlab.llm.usage import PRICES, cost
 from agentlab.planners import LLMPlanner
-from agentlab.react import REACT_SYSTEM, react
+from agentlab.prompts import chat_system
+from agentlab.react import react
 from agentlab.run import orchestrate
-from agentlab.world import Task
-
-Call = tuple[str, str, Completion]  # (step id, role, completion), as in `Run.calls`
+from agentlab.valid import number
+from agentlab.world import ARCHIPELAGO, Task
 
 
 @dataclass(frozen=True)
@@ -59,10 +57,8 @@ class Setup:
     workers: int = 16
 
     def __post_init__(self):
-        if not isinstance(self.tool_seconds, int | float) or self.tool_seconds < 0:
-            raise ValueError(f"tool_seconds must be a number of seconds >= 0, got {self.tool_seconds!r}")
-        if isinstance(self.workers, bool) or not isinstance(self.workers, int) or self.workers < 1:
-            raise ValueError(f"workers must be a whole number >= 1, got {self.workers!r}")
+        number(self.tool_seconds, "tool_seconds", minimum=0, must_be="a number of seconds >= 0")
+        number(self.workers, "workers", minimum=1, whole=True)
 
 
 @dataclass(frozen=True)
@@ -97,7 +93,7 @@ def _dollars(completion: Completion) -> float:
 
 # --- the topologies ---------------------------------------------------------------------------
 
-CHAT_SYSTEM = REACT_SYSTEM.split(" Work in a loop")[0] + " Answer the question."
+CHAT_SYSTEM = chat_system(ARCHIPELAGO)  # who it is, in the ReAct agent's words; then: answer
 
 
 def chat(task: Task, setup: Setup) -> Outcome:
@@ -113,13 +109,8 @@ def chat(task: Task, setup: Setup) -> Outcome:
 
 def one_agent(task: Task, setup: Setup) -> Outcome:
     """ReAct: one agent, one loop, one tool at a time, the whole history in every call."""
-    run = react(
-        task.question,
-        setup.llm,
-        model=setup.agent_model,
-        max_steps=setup.max_steps,
-        tool_seconds=setup.tool_seconds,
-    )
+    bounds = {"max_steps": setup.max_steps, "tool_seconds": setup.tool_seconds}
+    run = react(task.question, setup.llm, model=setup.agent_model, **bounds)
     return Outcome(task, run.answer, tuple(run.calls), run.elapsed, run.status, run.reason)
 
 
@@ -147,17 +138,9 @@ def planner_workers(task: Task, setup: Setup) -> Outcome:
 def hierarchical(task: Task, setup: Setup) -> Outcome:
     """A manager with two sub-teams at most; the planner's model plans at both levels. The calls
     are every team's own, each once; latency is the manager's planning, then its run."""
-    team = Hierarchy(
-        setup.llm,
-        depth=2,
-        branching=2,
-        manager_model=setup.planner_model,
-        lead_model=setup.planner_model,
-        worker_model=setup.executor_model,
-        tool_steps=setup.tool_steps,
-        tool_seconds=setup.tool_seconds,
-        workers=setup.workers,
-    )
+    planners = {"manager_model": setup.planner_model, "lead_model": setup.planner_model}
+    steps = {"tool_steps": setup.tool_steps, "tool_seconds": setup.tool_seconds, "workers": setup.workers}
+    team = Hierarchy(setup.llm, depth=2, branching=2, worker_model=setup.executor_model, **planners, **steps)
     node = team.solve(task.question)
     return Outcome(task, node.answer, tuple(node.calls()), node.seconds, node.status, node.run.reason)
 
@@ -197,33 +180,14 @@ class Row:
     seconds: float
     baseline_tokens: float | None = None  # per task, of the one-call baseline
 
-    @property
-    def accuracy(self) -> float:
-        return self.right / self.tasks
-
-    @property
-    def mean_calls(self) -> float:
-        return self.calls / self.tasks
-
-    @property
-    def mean_input(self) -> float:
-        return self.usage.input_tokens / self.tasks
-
-    @property
-    def mean_output(self) -> float:
-        return self.usage.output_tokens / self.tasks
-
-    @property
-    def mean_tokens(self) -> float:
-        return self.usage.total_tokens / self.tasks
-
-    @property
-    def mean_cost(self) -> float:
-        return self.cost / self.tasks
-
-    @property
-    def mean_seconds(self) -> float:
-        return self.seconds / self.tasks
+    # per task: what the table shows
+    accuracy = property(lambda self: self.right / self.tasks)
+    mean_calls = property(lambda self: self.calls / self.tasks)
+    mean_input = property(lambda self: self.usage.input_tokens / self.tasks)
+    mean_output = property(lambda self: self.usage.output_tokens / self.tasks)
+    mean_tokens = property(lambda self: self.usage.total_tokens / self.tasks)
+    mean_cost = property(lambda self: self.cost / self.tasks)
+    mean_seconds = property(lambda self: self.seconds / self.tasks)
 
     @property
     def multiplier(self) -> float | None:
@@ -333,8 +297,7 @@ def compare(tasks: Iterable[Task], setup: Setup, topologies: Sequence[str] | Non
     if not tasks:
         raise ValueError("compare needs at least one task")
     names = list(TOPOLOGIES) if topologies is None else list(topologies)
-    unknown = [n for n in names if n not in TOPOLOGIES]
-    if unknown:
+    if unknown := [n for n in names if n not in TOPOLOGIES]:
         raise ValueError(f"unknown topology {unknown[0]!r}; known: {', '.join(TOPOLOGIES)}")
     outcomes = {name: [TOPOLOGIES[name].solve(task, setup) for task in tasks] for name in names}
     return Comparison(tasks, outcomes)

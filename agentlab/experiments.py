@@ -1,65 +1,42 @@
 """Experiments on reliability: how likely is a whole plan to work?
 
-The starting point is the simplest model there is. Every step is needed, and
-each step succeeds on its own, independently of the others, with its own
-probability. Then the plan succeeds only if every step does, so the chances
-multiply: five steps at 0.9 each succeed together about 59% of the time.
-Later notebooks test that model against real runs and loosen its assumptions.
+The starting point is the simplest model there is. Every step is needed, and each step succeeds
+on its own, independently of the others, with its own probability. Then the plan succeeds only if
+every step does, so the chances multiply: five steps at 0.9 each succeed together about 59% of
+the time. Later notebooks test that model against real runs and loosen its assumptions.
 
-The module reads in three parts:
-
-1. Exact answers (analytic): a chain of n steps, the longest chain that still
-   beats one agent, and what retries, an imperfect checker and majority voting
-   do to one step's chance.
-2. Simulation (Monte Carlo, vectorised with numpy and seeded): chains and DAGs,
-   with failures that are independent or correlated through a shared per-task
-   difficulty. Every estimate carries a 95% Wilson interval.
-3. pass^k, the τ-bench measure (Yao et al. 2024, arXiv:2406.12045): the chance
-   that k tries at the same task all succeed, which falls more slowly than p^k
-   when some tasks are simply harder than others.
-4. Measurement: chains of lookups from the task world, run by model-backed
-   executors on the simulated LLM with errors injected at a per-call rate,
-   checked step by step against the records, and compared with p^n.
+It reads in four parts. (1) Exact answers: a chain of n steps, the longest chain that still
+beats one agent, and what retries, an imperfect checker and majority voting do to one step.
+(2) Monte Carlo simulation of chains and DAGs, with failures independent or correlated through
+a shared per-task difficulty. (3) pass^k, the τ-bench measure (Yao et al. 2024, arXiv:2406.12045):
+the chance that k tries at one task all succeed, which falls more slowly than p^k when some
+tasks are simply harder. (4) Measurement: world chain tasks run on the simulated LLM with
+errors injected, checked step by step against the records and compared with p^n.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 import random
-from collections.abc import Iterable, Mapping
-from concurrent import futures
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 
 from agentlab.agents import world_team
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.run import run_plan
-from agentlab.world import (
-    AttributeOf,
-    Lookup,
-    Name,
-    Task,
-    chain_task,
-    check_answer,
-    gold_answer,
-    parse_question,
-    render,
-)
+from agentlab.valid import number
+from agentlab.world import Task, chain_task, check_answer
+from agentlab.world.tasks import AttributeOf, Lookup, Name, gold_answer, parse_question, render
 
 
 def plan_success(plan: Plan, p: Mapping[str, float]) -> float:
-    """The chance that every step of `plan` succeeds, when step `i` succeeds
-    independently with probability `p[i]`: the product of the p's."""
-    for step in plan:
-        if step.id not in p:
-            raise ValueError(f"no success probability for step {step.id!r}")
-        value = p[step.id]
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
-            raise ValueError(f"the success probability of step {step.id!r} must be in [0, 1], got {value!r}")
-    return math.prod(p[step.id] for step in plan)
+    """The chance that every step of `plan` succeeds, when step `i` succeeds independently with
+    probability `p[i]`: the product of the p's."""
+    return math.prod(step_probabilities(plan, p))
 
 
 # --- checking inputs ---------------------------------------------------------------------
@@ -67,33 +44,36 @@ def plan_success(plan: Plan, p: Mapping[str, float]) -> float:
 
 def check_probability(name: str, value: object) -> float:
     """`value` as a float, if it is a real number in [0, 1]; else a ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= value <= 1:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {value!r}")
-    return float(value)
+    return float(number(value, name, minimum=0, maximum=1, must_be="a probability in [0, 1]"))
 
 
 def check_count(name: str, value: object, least: int = 1) -> int:
     """`value` as an int, if it is a whole number >= `least`; else a ValueError naming `name`."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise ValueError(f"{name} must be a whole number >= {least}, got {value!r}")
-    return int(value)
+    return int(number(value, name, minimum=least, whole=True))
+
+
+def step_probabilities(plan: Plan, p: Mapping[str, float]) -> list[float]:
+    """`p[id]` for each step of `plan`, in written order, each checked to be a probability."""
+    if missing := [step.id for step in plan if step.id not in p]:
+        raise ValueError(f"no success probability for step {missing[0]!r}")
+    return [check_probability(f"the success probability of step {s.id!r}", p[s.id]) for s in plan]
 
 
 # --- 1. exact answers --------------------------------------------------------------------
 
 
 def chain_success(p: float, n: int) -> float:
-    """The chance that a chain of `n` steps, each right with probability `p`
-    independently, is right end to end: p ** n."""
+    """The chance that a chain of `n` steps, each right with probability `p` independently, is
+    right end to end: p ** n."""
     return check_probability("p", p) ** check_count("n", n)
 
 
 def longest_winning_chain(p: float, q: float) -> int | float:
-    """The largest n for which a chain of n steps at `p` each beats one agent
-    that succeeds with probability `q` (p ** n > q strictly).
+    """The largest n for which a chain of n steps at `p` each beats one agent that succeeds with
+    probability `q` (p ** n > q strictly).
 
-    0 when even one step is no better than the single agent (p <= q), and
-    math.inf when the chain never falls to q (p == 1, or q == 0).
+    0 when even one step is no better than the single agent (p <= q), and math.inf when the
+    chain never falls to q (p == 1, or q == 0).
     """
     p, q = check_probability("p", p), check_probability("q", q)
     if p <= q:
@@ -109,42 +89,37 @@ def longest_winning_chain(p: float, q: float) -> int | float:
 
 
 def with_retries(p: float, attempts: int) -> float:
-    """One step's chance when a failed try is noticed and redone, up to `attempts`
-    tries in all, each independent: 1 - (1 - p) ** attempts."""
+    """One step's chance when a failed try is noticed and redone, up to `attempts` tries in all,
+    each independent: 1 - (1 - p) ** attempts."""
     return 1 - (1 - check_probability("p", p)) ** check_count("attempts", attempts)
 
 
 def with_checker(p: float, attempts: int, catch: float, false_alarm: float) -> float:
     """One step's chance when a checker reviews every result and rejected ones are redone.
 
-    The model: each try is right with probability `p`. The checker rejects a
-    wrong result with probability `catch` and a right one with probability
-    `false_alarm`. A rejected result is tried again, up to `attempts` tries in
-    all; if the last is rejected too, the step gives up. The step succeeds when
-    the result it finally accepts is right. Per try, a right result is
-    accepted with probability a = p (1 - false_alarm) and any result is
-    rejected with probability r = p false_alarm + (1 - p) catch, so the answer
-    is a (1 + r + ... + r ** (attempts - 1)).
+    Each try is right with probability `p`. The checker rejects a wrong result with probability
+    `catch` and a right one with probability `false_alarm`; a rejected result is tried again, up
+    to `attempts` tries in all, and then the step gives up. Per try, a right result is accepted
+    with probability a = p (1 - false_alarm) and any result is rejected with probability
+    r = p false_alarm + (1 - p) catch, so the step succeeds with a (1 + r + ... + r ** (attempts - 1)).
 
-    More tries cannot lift it past a / (1 - r): the share of accepted results
-    that are right. A checker that misses wrong results caps the step.
+    More tries cannot lift it past a / (1 - r): the share of accepted results that are right. A
+    checker that misses wrong results caps the step.
     """
-    p = check_probability("p", p)
-    attempts = check_count("attempts", attempts)
-    catch = check_probability("catch", catch)
-    false_alarm = check_probability("false_alarm", false_alarm)
+    p, attempts = check_probability("p", p), check_count("attempts", attempts)
+    catch, false_alarm = check_probability("catch", catch), check_probability("false_alarm", false_alarm)
     accept_right = p * (1 - false_alarm)
     reject = p * false_alarm + (1 - p) * catch
     return accept_right * sum(reject**i for i in range(attempts))
 
 
 def majority_vote(p: float, voters: int) -> float:
-    """The chance that a majority of `voters` independent tries, each right with
-    probability `p`, is right; a tie is settled by a fair coin.
+    """The chance that a majority of `voters` independent tries, each right with probability `p`,
+    is right; a tie is settled by a fair coin.
 
-    Every wrong answer is counted as one bloc voting against the right one,
-    which is the worst case: wrong answers that disagree with each other make
-    the right one easier to pick out. Voting helps only when p > 0.5.
+    Every wrong answer is counted as one bloc voting against the right one, which is the worst
+    case: wrong answers that disagree with each other make the right one easier to pick out.
+    Voting helps only when p > 0.5.
     """
     p, voters = check_probability("p", p), check_count("voters", voters)
 
@@ -159,11 +134,10 @@ def majority_vote(p: float, voters: int) -> float:
 def correlated_chain_success(p: float, n: int, correlation: float) -> float:
     """The chance that a chain of `n` steps succeeds when tasks differ in difficulty.
 
-    Each task draws its own step success rate from a Beta distribution with
-    mean `p`; its steps then succeed independently at that rate, so two steps
-    of one task have outcomes correlated by `correlation` (0: every task alike,
-    back to p ** n; 1: a task's steps all succeed or all fail, so p for any n).
-    The answer is the mean of rate ** n over tasks, a Beta moment:
+    Each task draws its own step success rate from a Beta distribution with mean `p`; its steps
+    then succeed independently at that rate, so two steps of one task have outcomes correlated by
+    `correlation` (0: every task alike, back to p ** n; 1: a task's steps all succeed or all
+    fail, so p for any n). The answer is the mean of rate ** n over tasks, a Beta moment:
     p times the product over i = 1 .. n-1 of (p k + i) / (k + i), k = 1/correlation - 1.
     """
     p, n = check_probability("p", p), check_count("n", n)
@@ -183,11 +157,10 @@ BATCH = 1 << 16  # runs simulated at a time, so memory stays small however many 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float]:
     """The Wilson score interval for a success rate (95% with the default z).
 
-    Unlike the textbook p ± z sqrt(p(1-p)/n), it stays inside [0, 1] and does
-    not shrink to a single point when every trial succeeds, or none does.
+    Unlike the textbook p ± z sqrt(p(1-p)/n), it stays inside [0, 1] and does not shrink to a
+    single point when every trial succeeds, or none does.
     """
-    trials = check_count("trials", trials)
-    successes = check_count("successes", successes, least=0)
+    trials, successes = check_count("trials", trials), check_count("successes", successes, least=0)
     if successes > trials:
         raise ValueError(f"successes ({successes}) cannot exceed trials ({trials})")
     rate = successes / trials
@@ -224,8 +197,8 @@ class Estimate:
 
 
 def task_rates(p: float, correlation: float, runs: int, rng: np.random.Generator) -> np.ndarray:
-    """One step success rate per run (task): Beta with mean `p` whose spread makes two
-    steps of one run correlate by `correlation`; just `p` for every run when it is 0."""
+    """One step success rate per run (task): Beta with mean `p` whose spread makes two steps of one
+    run correlate by `correlation`; just `p` for every run when it is 0."""
     if correlation == 0 or p in (0, 1):
         return np.full(runs, p)
     if correlation == 1:  # the Beta's limit: each run is all right (rate 1) or all wrong (rate 0)
@@ -237,80 +210,55 @@ def task_rates(p: float, correlation: float, runs: int, rng: np.random.Generator
 def draw_outcomes(
     p: float | np.ndarray, runs: int, steps: int, correlation: float, rng: np.random.Generator
 ) -> np.ndarray:
-    """A runs x steps array of booleans, True where a step went right.
-
-    `p` is one probability for every step, or one per step (independent only).
-    """
-    if correlation == 0:
-        rate = np.asarray(p)  # one for all, or one per column
-    else:
-        rate = task_rates(float(p), correlation, runs, rng)[:, None]  # one per row, shared by its steps
-    return rng.random((runs, steps)) < rate
-
-
-def _batches(trials: int):
-    """Sizes of the batches that make up `trials` runs."""
-    for start in range(0, trials, BATCH):
-        yield min(BATCH, trials - start)
+    """A runs x steps array of booleans, True where a step went right. `p` is one probability for
+    every step, or (for independent failures only) one per step."""
+    rate = np.asarray(p) if correlation == 0 else task_rates(float(p), correlation, runs, rng)[:, None]
+    return rng.random((runs, steps)) < rate  # a rate per column, or one per row shared by its steps
 
 
 def simulate_chain(
     p: float, n: int, trials: int = 100_000, *, correlation: float = 0.0, seed: int = 0
 ) -> Estimate:
-    """Run `trials` chains of `n` steps at `p` each and count those that went right end to end.
-
-    With `correlation` > 0 each run draws its own difficulty first (see
-    `task_rates`), as real tasks do; the same seed always gives the same count.
-    """
-    p, n, trials = check_probability("p", p), check_count("n", n), check_count("trials", trials)
-    correlation = check_probability("correlation", correlation)
-    rng = np.random.default_rng(seed)
-    successes = 0
-    for runs in _batches(trials):
-        successes += int(draw_outcomes(p, runs, n, correlation, rng).all(axis=1).sum())
-    return Estimate(successes, trials)
+    """Run `trials` chains of `n` steps at `p` each and count those that went right end to end:
+    `simulate_plan` on the simplest plan there is."""
+    p, n = check_probability("p", p), check_count("n", n)
+    return simulate_plan(chain_plan(["a step"] * n), p, trials, correlation=correlation, seed=seed)
 
 
 def simulate_plan(
-    plan: Plan,
-    p: float | Mapping[str, float],
-    trials: int = 100_000,
-    *,
-    correlation: float = 0.0,
-    seed: int = 0,
+    plan: Plan, p: float | Mapping, trials: int = 100_000, *, correlation: float = 0.0, seed: int = 0
 ) -> Estimate:
     """Run `plan` `trials` times with random step failures; count the runs whose deliverable is right.
 
-    A failure here is a wrong result, and it flows downstream: a step's output is
-    right only if the step went right and so did every output it was given. So
-    the deliverable (the final step) needs exactly the steps upstream of it; a
-    side step that nothing downstream reads cannot spoil it. `p` is one
-    probability for every step, or a mapping from step id to probability.
+    A failure here is a wrong result, and it flows downstream: a step's output is right only if
+    the step went right and so did every output it was given. So the deliverable (the final step)
+    needs exactly the steps upstream of it; a side step that nothing downstream reads cannot spoil
+    it. `p` is one probability for every step, or a mapping from step id to probability. With
+    `correlation` > 0 each run draws its own difficulty first (see `task_rates`), as real tasks
+    do. The same seed always gives the same count.
     """
-    if isinstance(p, Mapping):
-        missing = [s.id for s in plan if s.id not in p]
-        if missing:
-            raise ValueError(f"no success probability for step {missing[0]!r}")
-        probs = [check_probability(f"the success probability of step {s.id!r}", p[s.id]) for s in plan]
-    else:
-        probs = [check_probability("p", p)] * len(plan)
-    trials = check_count("trials", trials)
-    correlation = check_probability("correlation", correlation)
+    probs = step_probabilities(plan, p) if isinstance(p, Mapping) else [check_probability("p", p)] * len(plan)
+    trials, correlation = check_count("trials", trials), check_probability("correlation", correlation)
     if correlation > 0 and len(set(probs)) > 1:
         raise ValueError("correlated failures need one success probability shared by every step")
+    final = plan.final_step.id
+    upstream = nx.ancestors(plan.to_networkx(), final) | {final}
+    needed = [i for i, step in enumerate(plan) if step.id in upstream]  # the deliverable's columns
     each = np.array(probs) if correlation == 0 else probs[0]
-    column = {step.id: i for i, step in enumerate(plan)}
     rng = np.random.default_rng(seed)
     successes = 0
-    for runs in _batches(trials):
-        went_right = draw_outcomes(each, runs, len(plan), correlation, rng)
-        right: dict[str, np.ndarray] = {}
-        for step in plan.topological_order():
-            right[step.id] = went_right[:, column[step.id]]
-            for dep in step.depends_on:
-                right[step.id] = right[step.id] & right[dep]
-        successes += int(right[plan.final_step.id].sum())
+    for start in range(0, trials, BATCH):
+        went_right = draw_outcomes(each, min(BATCH, trials - start), len(plan), correlation, rng)
+        successes += int(went_right[:, needed].all(axis=1).sum())
     return Estimate(successes, trials)
+
+
+def chain_plan(instructions: Sequence[str]) -> Plan:
+    """A researcher step per instruction, s1, s2, ..., each depending on the one before."""
+    return Plan(
+        Step(f"s{i}", "researcher", text, depends_on=(f"s{i - 1}",) if i > 1 else ())
+        for i, text in enumerate(instructions, start=1)
+    )
 
 
 def chain_band(
@@ -318,14 +266,14 @@ def chain_band(
 ) -> tuple[float, float]:
     """Where the success rate of `runs` chains of `n` steps at `p` lands 95% of the time.
 
-    Simulates the whole experiment (`runs` chains) `experiments` times and returns
-    the 2.5th and 97.5th percentiles of its success rate. A measured rate outside
-    this band is unlikely if every chain really succeeds with p ** n.
+    Simulates the whole experiment (`runs` chains) `experiments` times and returns the 2.5th and
+    97.5th percentiles of its success rate. A measured rate outside this band is unlikely if
+    every chain really succeeds with p ** n.
     """
     p, n, runs = check_probability("p", p), check_count("n", n), check_count("runs", runs)
     experiments = check_count("experiments", experiments)
     rng = np.random.default_rng(seed)
-    per_batch = max(1, BATCH // runs)  # whole experiments per batch of simulated chains
+    per_batch = max(1, BATCH // runs)  # whole experiments in each batch of chains
     rates = []
     for start in range(0, experiments, per_batch):
         size = min(per_batch, experiments - start)
@@ -343,28 +291,25 @@ def simulate_attempts(
 ) -> np.ndarray:
     """Outcomes of `attempts` independent tries at each of `tasks` tasks: a tasks x attempts
     boolean array. With `correlation` > 0, tasks differ in difficulty (see `task_rates`)."""
-    p, tasks = check_probability("p", p), check_count("tasks", tasks)
-    attempts = check_count("attempts", attempts)
-    correlation = check_probability("correlation", correlation)
+    p, correlation = check_probability("p", p), check_probability("correlation", correlation)
+    tasks, attempts = check_count("tasks", tasks), check_count("attempts", attempts)
     return draw_outcomes(p, tasks, attempts, correlation, np.random.default_rng(seed))
 
 
 def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
     """τ-bench's pass^k: the chance that k tries at the same task all succeed.
 
-    `outcomes` holds n >= k recorded tries per task (one row per task). With c
-    successes among a task's n tries, C(c, k) / C(n, k) is an unbiased estimate
-    of that task's pass^k; the answer is the mean over tasks.
+    `outcomes` holds n >= k recorded tries per task (one row per task). With c successes among a
+    task's n tries, C(c, k) / C(n, k) is an unbiased estimate of that task's pass^k; the answer
+    is the mean over tasks.
     """
     outcomes = np.asarray(outcomes)
     if outcomes.ndim != 2 or outcomes.shape[0] == 0 or outcomes.dtype != bool:
         raise ValueError(f"outcomes must be a tasks x tries array of booleans, got shape {outcomes.shape}")
-    k = check_count("k", k)
-    tries = outcomes.shape[1]
+    k, tries = check_count("k", k), outcomes.shape[1]
     if k > tries:
         raise ValueError(f"pass^{k} needs at least {k} tries per task, got {tries}")
-    successes = outcomes.sum(axis=1)
-    return float(np.mean([math.comb(int(c), k) for c in successes]) / math.comb(tries, k))
+    return float(np.mean([math.comb(int(c), k) for c in outcomes.sum(axis=1)]) / math.comb(tries, k))
 
 
 # --- 4. measurement ----------------------------------------------------------------------
@@ -373,68 +318,35 @@ def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
 def hop_plan(task: Task) -> tuple[Plan, list[str]]:
     """The plan a careful planner writes for a chain task, and the right output of each step.
 
-    One researcher step per hop, innermost first; each step after the first asks
-    about the previous step's answer (`$s1`, `$s2`, ...), so a wrong answer flows
-    on. The right outputs come from the records, hop by hop.
+    One researcher step per hop, innermost first; each step after the first asks about the
+    previous step's answer (`$s1`, `$s2`, ...), so a wrong answer flows on. The right output of
+    a step is the records' answer to its part of the question.
     """
     if task.family not in ("chain", "single"):
         raise ValueError(f"hop_plan needs a chain (or single) task, got a {task.family!r} task")
-    phrase = parse_question(task.question).phrase
-    attributes = []
-    while isinstance(phrase, AttributeOf):
-        attributes.append(phrase.attribute)
+    hops, phrase = [], parse_question(task.question).phrase
+    while isinstance(phrase, AttributeOf):  # "the a of the b of X": the b of X first, then its a
+        hops.insert(0, phrase)
         phrase = phrase.of
-    steps, right = [], []
-    known = phrase.text  # the named entity the chain starts from
-    for i, attribute in enumerate(reversed(attributes), start=1):
-        subject = phrase.text if i == 1 else f"$s{i - 1}"
-        question = render(Lookup(AttributeOf(attribute, Name(subject))))
-        steps.append(Step(f"s{i}", "researcher", question, depends_on=(f"s{i - 1}",) if i > 1 else ()))
-        known = gold_answer(Lookup(AttributeOf(attribute, Name(known))))
-        right.append(known)
-    return Plan(steps), right
+    questions = []
+    for i, hop in enumerate(hops):  # the first asks about X, each later one about the answer before it
+        subject = f"$s{i}" if i else phrase.text
+        questions.append(render(Lookup(AttributeOf(hop.attribute, Name(subject)))))
+    return chain_plan(questions), [gold_answer(Lookup(hop)) for hop in hops]
 
 
 @dataclass(frozen=True)
 class ChainMeasurement:
-    """What real chains of `n` steps did, run by run and step by step.
-
-    `answered` counts runs whose final answer was right; `flawless` those whose
-    every step was right (a wrong turn can, rarely, lead back to the right
-    answer). A step counts in `step` only if it was handed right inputs (the
-    first step always is) and succeeds if its own output was right: the
-    per-step p of the law.
-    """
+    """What real chains of `n` steps did. `answered` counts runs whose final answer was right;
+    `flawless` those whose every step was right (a wrong turn can, rarely, lead back to the right
+    answer). A step counts in `step` only if it was handed right inputs (the first step always
+    is), and succeeds if its own output was right: the per-step p of the law."""
 
     n: int
     answered: Estimate
     flawless: Estimate
     step: Estimate
     calls: int  # model calls made in all
-
-
-def measure_chain(
-    n: int, runs: int, rng: random.Random, error_rate: float, model: str, pool: futures.Executor
-) -> ChainMeasurement:
-    """Run `runs` fresh chain tasks of `n` hops, each with its own simulator seed, and check them."""
-    answered = flawless = steps_tried = steps_right = calls = 0
-    for _ in range(runs):
-        task = chain_task(rng, n)
-        plan, right = hop_plan(task)
-        llm = SimulatedLLM(seed=rng.randrange(2**32), error_rate=error_rate, model=model)
-        run = run_plan(plan, world_team(llm), task.question, pool=pool)
-        calls += len(run.calls)
-        answered += task.check(run.deliverable)
-        for step, expected in zip(plan, right, strict=True):
-            steps_tried += 1
-            if not check_answer(run.outputs.get(step.id), expected):
-                break  # the steps after this one were handed a wrong input
-            steps_right += 1
-        else:
-            flawless += 1
-    return ChainMeasurement(
-        n, Estimate(answered, runs), Estimate(flawless, runs), Estimate(steps_right, steps_tried), calls
-    )
 
 
 def measure_chains(
@@ -445,20 +357,37 @@ def measure_chains(
     seed: int = 0,
     model: str = "sim-large",
 ) -> list[ChainMeasurement]:
-    """Run `runs` world chain tasks of each length through a researcher team on the simulated
-    LLM, with errors injected at `error_rate` per model call, and check every step.
-
-    Each run gets a fresh task and its own simulator seed: the simulator answers the
-    same request with the same seed identically, so runs sharing a seed would share
-    their mistakes wherever their requests coincide.
-    """
+    """Run `runs` world chain tasks of each length through a researcher team on the simulated LLM,
+    with errors injected at `error_rate` per model call, and check every step. Each run gets a
+    fresh task and its own simulator seed: the simulator answers the same request with the same
+    seed identically, so runs sharing a seed would share their mistakes where requests coincide."""
     lengths = [check_count("chain length", n) for n in lengths]
     if not lengths:
         raise ValueError("measure_chains needs at least one chain length")
     runs, error_rate = check_count("runs", runs), check_probability("error_rate", error_rate)
     rng = random.Random(seed)
-    with futures.ThreadPoolExecutor(max_workers=1) as pool:  # a chain has nothing to run in parallel
-        return [measure_chain(n, runs, rng, error_rate, model, pool) for n in lengths]
+    return [measure_chain(n, runs, rng, error_rate, model) for n in lengths]
+
+
+def measure_chain(n: int, runs: int, rng: random.Random, error_rate: float, model: str) -> ChainMeasurement:
+    """Run `runs` fresh chain tasks of `n` hops, each with its own simulator seed, and check them."""
+    answered = flawless = steps_tried = steps_right = calls = 0
+    for _ in range(runs):
+        task = chain_task(rng, n)
+        plan, right = hop_plan(task)
+        llm = SimulatedLLM(seed=rng.randrange(2**32), error_rate=error_rate, model=model)
+        run = run_plan(plan, world_team(llm), task.question)  # one step at a time, in place
+        calls += len(run.calls)
+        answered += task.check(run.deliverable)
+        for step, expected in zip(plan, right, strict=True):
+            steps_tried += 1
+            if not check_answer(run.outputs.get(step.id), expected):
+                break  # the steps after this one were handed a wrong input
+            steps_right += 1
+        else:
+            flawless += 1
+    step = Estimate(steps_right, steps_tried)
+    return ChainMeasurement(n, Estimate(answered, runs), Estimate(flawless, runs), step, calls)
 
 
 def pooled_step(measured: Iterable[ChainMeasurement]) -> Estimate:

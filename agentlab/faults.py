@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agentlab.monitor import FAILED
+from agentlab.valid import number
 from agentlab.world import ENTITIES
 
 FAULT_KINDS = ("error", "sentinel", "wrong", "slow")
@@ -51,14 +52,11 @@ class Fault:
     def __post_init__(self):
         if self.kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {self.kind!r}; expected one of {FAULT_KINDS}")
-        if not 0.0 <= self.probability <= 1.0:
-            raise ValueError(f"a fault's probability must be between 0 and 1, got {self.probability!r}")
-        if self.times is not None and (isinstance(self.times, bool) or self.times < 1):
-            raise ValueError(
-                f"times must be a whole number >= 1 (or None for every attempt), got {self.times!r}"
-            )
-        if self.seconds < 0:
-            raise ValueError(f"seconds must be >= 0, got {self.seconds!r}")
+        number(self.probability, "a fault's probability", minimum=0, maximum=1, must_be="between 0 and 1")
+        if self.times is not None:
+            every = "a whole number >= 1 (or None for every attempt)"
+            number(self.times, "a fault's times", minimum=1, whole=True, must_be=every)
+        number(self.seconds, "a fault's seconds", minimum=0)
 
     def hits(self, step_id: str, role: str, attempt: int) -> bool:
         """Does attempt number `attempt` (from 1) at step `step_id`, by `role`, fail?"""

@@ -127,19 +127,10 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def add(self, request: Request, decision: str, reason: str, outcome: str, result: str) -> Entry:
+        """Log one call: the request, the decision on it and what came of it."""
+        verdict = {"decision": decision, "reason": reason, "outcome": outcome, "result": result}
         with self._lock:
-            entry = Entry(
-                len(self.entries) + 1,
-                request.step,
-                request.role,
-                request.tool,
-                dict(request.args),
-                request.effects,
-                decision,
-                reason,
-                outcome,
-                result,
-            )
+            entry = Entry(len(self.entries) + 1, **asdict(request), **verdict)
             self.entries.append(entry)
         return entry
 
@@ -151,7 +142,7 @@ class AuditLog:
 
     def to_json(self, indent: int | None = 2) -> str:
         """The log as a JSON list of objects, one per call, for keeping or for other tools."""
-        return json.dumps([_plain(e) for e in self.entries], indent=indent, ensure_ascii=False)
+        return json.dumps([asdict(e) for e in self.entries], indent=indent, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> AuditLog:
@@ -176,12 +167,6 @@ class AuditLog:
             "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in self.rows(80)
         )
         return f'<table class="agentlab-audit"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-def _plain(entry: Entry) -> dict[str, Any]:
-    d = asdict(entry)
-    d["args"], d["effects"] = dict(entry.args), list(entry.effects)
-    return d
 
 
 def _call(entry: Entry) -> str:
@@ -251,8 +236,7 @@ def guarded_team(
     whose every step gets its role's `tools` wrapped by `guard` and bound to that step."""
     team = {}
     for role, (description, names, system) in roles.items():
-        unknown = [n for n in names if n not in tools]
-        if unknown:
+        if unknown := [n for n in names if n not in tools]:
             raise ValueError(
                 f"the {role} is to use {unknown}, which are not among the tools ({', '.join(tools)})"
             )

@@ -1,25 +1,25 @@
 """Hierarchical teams: a manager, sub-team leads and workers, and what each level costs.
 
-A flat team has one planner for the whole task. On a large task that planner is the
-bottleneck: it holds every step in one context and writes them all before anything
-starts. A hierarchy shares the planning out. A *manager* cuts the task into a few large
-parts and hands each to a *sub-team*, whose *lead* is a planner in its own right: it
-plans its part for its workers, or, a level further down, cuts it again for sub-teams of
-its own. Each team joins its parts' answers and reports up to the team above.
+A flat team has one planner for the whole task. On a large task that planner is the bottleneck:
+it holds every step in one context and writes them all before anything starts. A hierarchy
+shares the planning out. A *manager* cuts the task into a few large parts and hands each to a
+*sub-team*, whose *lead* is a planner in its own right: it plans its part for its workers, or, a
+level further down, cuts it again for sub-teams of its own. Each team joins its parts' answers
+and reports up to the team above.
 
-Nothing new runs underneath. A sub-team is an `Agent` whose work is a whole
-`orchestrate` run, so the manager's plan names it as a role (`LEAD`) and `run_plan` runs
-it like any executor: side by side with its siblings, monitored, retried. Its answer, its
-model calls and its seconds come back in a `Work`. Recovery is notebook 04's: a sub-team
-retries and replans inside, with the `recovery` policies every team is given; only when
-they are used up does its step fail in the parent's run, where the parent's own policies
-take over. That is escalation, and it needs no second mechanism.
+Nothing new runs underneath. A sub-team is an `Agent` whose work is a whole `orchestrate` run,
+so the manager's plan names it as a role (`LEAD`) and `run_plan` runs it like any executor: side
+by side with its siblings, monitored, retried. Its answer, its model calls and its seconds come
+back in a `Work`. Recovery is notebook 04's: a sub-team retries and replans inside, with the
+`recovery` policies every team is given; only when they are used up does its step fail in the
+parent's run, where the parent's own policies take over. That is escalation, and it needs no
+second mechanism.
 
-`depth` counts the planning levels (1 is a flat team) and `branching` the most parts a
-manager or lead may hand out, so the tree has a bound whatever the models write. Every
-team keeps its `Run`, and the result is a tree of `Node`s: printing one draws who
-delegated to whom, and `rollup` sums the usage per level, per role and per model, parts
-that must add up to the bill the manager's run recorded.
+`depth` counts the planning levels (1 is a flat team) and `branching` the most parts a manager
+or lead may hand out, so the tree has a bound whatever the models write. Every team keeps its
+`Run`, and the result is a tree of `Node`s: printing one draws who delegated to whom, and
+`rollup` sums the usage per level, per role and per model, parts that must add up to the bill
+the manager's run recorded.
 """
 
 from __future__ import annotations
@@ -38,16 +38,13 @@ from agentlab.llm.usage import Tally, usage_report
 from agentlab.monitor import Check
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import LLMPlanner
+from agentlab.prompts import LEAD_DESCRIPTION  # what a manager's planner reads about LEAD
 from agentlab.recovery import Replan
 from agentlab.run import Run, orchestrate
+from agentlab.valid import number
 
 LEAD = "lead"  # the role a sub-team plays in its parent's plan
 MANAGER = "manager: "  # how the top of a drawn tree is labelled
-# What a manager's planner reads about the LEAD role (the simulator recognises this wording).
-LEAD_DESCRIPTION = (
-    "leads a sub-team that answers one part of the task, handed over as a whole question "
-    "(such as the total of some of the items); split the task into at most {parts} parts"
-)
 
 Call = tuple[str, str, Completion]  # (step id, role, completion), as in `Run.calls`
 
@@ -89,13 +86,8 @@ class Node:
     children: list[Node] = field(default_factory=list)
     attempt: int = 1
 
-    @property
-    def answer(self) -> str | None:
-        return self.run.deliverable
-
-    @property
-    def status(self) -> str:
-        return self.run.status
+    answer = property(lambda self: self.run.deliverable)
+    status = property(lambda self: self.run.status)
 
     @property
     def seconds(self) -> float:
@@ -152,17 +144,14 @@ class _SubTeams:
 
     def add(self, step_id: str, node: Node) -> None:
         with self.lock:  # attempts at one step never overlap, so each list is in attempt order
-            self.by_step.setdefault(step_id, []).append(node)
+            attempts = self.by_step.setdefault(step_id, [])
+            node.attempt = len(attempts) + 1
+            attempts.append(node)
 
     def in_order(self, run: Run) -> list[Node]:
-        nodes, taken = [], {}
-        for slot in run.slots:  # one per attempt at a step, in start order
-            i = taken.get(slot.step_id, 0)
-            if i < len(self.by_step.get(slot.step_id, ())):  # a part rerouted to a worker has none
-                node = self.by_step[slot.step_id][i]
-                node.attempt, taken[slot.step_id] = i + 1, i + 1
-                nodes.append(node)
-        return nodes
+        waiting = {step_id: list(nodes) for step_id, nodes in self.by_step.items()}
+        # a slot per attempt at a step, in start order (a part rerouted to a worker has no sub-team)
+        return [waiting[slot.step_id].pop(0) for slot in run.slots if waiting.get(slot.step_id)]
 
 
 @dataclass(frozen=True)
@@ -192,12 +181,9 @@ class Hierarchy:
 
     def __post_init__(self):
         for name in ("depth", "branching"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"a hierarchy's {name} must be a whole number >= 1, got {value!r}")
-        for policy in self.recovery:
-            if isinstance(policy, Replan) and policy.planner is not None:
-                raise ValueError("give Replan() without a planner: each team replans with its own planner")
+            number(getattr(self, name), f"a hierarchy's {name}", minimum=1, whole=True)
+        if any(isinstance(policy, Replan) and policy.planner is not None for policy in self.recovery):
+            raise ValueError("give Replan() without a planner: each team replans with its own planner")
         for path, faults in self.faults.items():
             if not isinstance(path, str) or not all(isinstance(f, Fault) for f in faults):
                 raise TypeError(
@@ -206,8 +192,6 @@ class Hierarchy:
 
     def solve(self, task: str) -> Node:
         """Run `task` through the whole tree; the manager's node holds the rest."""
-        if not isinstance(task, str) or not task.strip():
-            raise ValueError("the task must be a non-empty string")
         return self._team(task, 1, "")
 
     def _team(self, task: str, level: int, path: str) -> Node:
@@ -215,17 +199,15 @@ class Hierarchy:
         workers = world_team(self.llm, model=self.worker_model, tool_seconds=self.tool_seconds)
         model = self.manager_model if level == 1 else self.lead_model
         below = _SubTeams()
+        planning = {"model": model, "tool_steps": self.tool_steps}
         if level == self.depth:  # the bottom: a lead plans for workers
             team = workers
-            planner = LLMPlanner(self.llm, team, model=model, tool_steps=self.tool_steps)
+            planner = LLMPlanner(self.llm, team, **planning)
         else:  # sub-teams take the parts; an analyst and a writer join their answers
             team = {LEAD: self._sub_team(level, path, below)} | {r: workers[r] for r in ("analyst", "writer")}
-            planner = ManagerPlanner(
-                self.llm, team, model=model, tool_steps=self.tool_steps, parts=self.branching
-            )
-        faults = self.faults.get(path, ())
-        options = {"checks": self.checks, "recovery": self.recovery, "faults": faults}
-        run = orchestrate(task, planner, team, workers=self.workers, **options)
+            planner = ManagerPlanner(self.llm, team, parts=self.branching, **planning)
+        watching = {"checks": self.checks, "recovery": self.recovery, "faults": self.faults.get(path, ())}
+        run = orchestrate(task, planner, team, workers=self.workers, **watching)
         return Node(path, level, task, run, below.in_order(run))
 
     def _sub_team(self, level: int, path: str, below: _SubTeams) -> Agent:
@@ -279,10 +261,8 @@ class Rollup:
         for title, groups in self.sections():
             rows.append(f'<tr><th colspan="5" style="text-align:left">{title}</th></tr>')
             rows += [_html_row(name, tally) for name, tally in groups.items()]
-        rows += [
-            _html_row("sum of the parts", self.parts, True),
-            _html_row("manager's bill", self.total, True),
-        ]
+        totals = {"sum of the parts": self.parts, "manager's bill": self.total}
+        rows += [_html_row(name, tally, bold=True) for name, tally in totals.items()]
         body = "".join(rows)
         return f'<table class="agentlab-usage"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
@@ -293,10 +273,8 @@ def rollup(root: Node) -> Rollup:
     by_level = usage_report([(s, f"level {node.level}", c) for node, (s, _, c) in labelled]).by_role
     report = usage_report([call for _, call in labelled])
     by_role = dict(sorted(report.by_role.items(), key=lambda item: _rank(item[0])))
-    bill = usage_report(root.run.calls).total
-    return Rollup(
-        dict(sorted(by_level.items())), by_role, report.by_model, sum(by_level.values(), Tally()), bill
-    )
+    parts, bill = sum(by_level.values(), Tally()), usage_report(root.run.calls).total
+    return Rollup(dict(sorted(by_level.items())), by_role, report.by_model, parts, bill)
 
 
 def _rank(role: str) -> int:
@@ -358,9 +336,8 @@ def _entries(node: Node) -> list[tuple[str, Node | None]]:
                     if step.id in run.outputs and all(c.status != "done" for c in children[step.id]):
                         entries.append((f"{step.id} done by a stand-in = {run.outputs[step.id]}", None))
                 continue
-            what = (
-                f"{step.tool}({', '.join(map(str, step.args.values()))})" if step.tool else step.instruction
-            )
+            args = ", ".join(map(str, step.args.values()))
+            what = f"{step.tool}({args})" if step.tool else step.instruction
             line = f"{step.id} {step.role}: {_short(what, 48)}"
             if status.get(step.id) == "done":
                 line += f" = {_short(run.outputs[step.id], 40)}"

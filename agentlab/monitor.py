@@ -17,6 +17,10 @@ with the world's own tools (the safe calculator, lookup) and compares; and
 `code_critic` runs the code a step wrote, with tests, in a separate Python
 process that is killed if it runs too long. Only the last two can tell a wrong
 answer from a right one.
+
+`expected_output` is what the recompute critic re-derives: what a step should
+have said, given its inputs, by the world's records; `audit(run)` holds every
+finished step of a run to it, after the fact.
 """
 
 from __future__ import annotations
@@ -24,16 +28,17 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from agentlab.plan import Step
-from agentlab.world import check_answer, expected_output
+from agentlab.plan import Context, Step, fill_in
+from agentlab.prompts import reported
+from agentlab.trace import Run
+from agentlab.world import FUNCTIONS, QuestionError, ToolError, check_answer, gold_answer
 
 FAILURE_KINDS = ("error", "timeout", "sentinel", "check")
 FAILED = "FAILED"  # an agent that cannot do its step may answer with this word first
 
-Context = Mapping[str, str]
 Check = Callable[[Step, str, Context], "str | None"]
 
 
@@ -85,6 +90,41 @@ def for_steps(check: Check, *step_ids: str) -> Check:
 
     only_these.__name__ = f"{check_name(check)}[{','.join(step_ids)}]"
     return only_these
+
+
+# --- what a step should have output, by the records ---------------------------------------------
+
+
+def expected_output(step: Step, context: Context) -> str | None:
+    """What a step should have output given its inputs, by the records: the result a report
+    step was handed, the gold answer to a step's question, or a tool step's real result.
+    None when the step is none of these (or names nothing the records know)."""
+    instruction = fill_in(step.instruction, context)
+    if (result := reported(instruction)) is not None:
+        return result
+    try:
+        return gold_answer(instruction)
+    except (QuestionError, ToolError, ValueError):
+        pass
+    if step.tool in FUNCTIONS:
+        args = {k: fill_in(str(v), context) for k, v in step.args.items()}
+        try:
+            return FUNCTIONS[step.tool](**args)
+        except (ToolError, TypeError):
+            return None
+    return None
+
+
+def audit(run: Run) -> list[tuple[str, str, str]]:
+    """The finished steps of a run whose output is not what the records say it should have
+    been, given the inputs the step had: (step id, expected, output), in plan order."""
+    wrong = []
+    for step in run.plan:
+        if step.id in run.outputs:
+            expected = expected_output(step, {d: run.outputs[d] for d in step.depends_on})
+            if expected is not None and not check_answer(run.outputs[step.id], expected):
+                wrong.append((step.id, expected, run.outputs[step.id]))
+    return wrong
 
 
 # --- critics ---------------------------------------------------------------------------------

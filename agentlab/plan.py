@@ -7,18 +7,24 @@ exists, it has at least one step, unique ids, known dependencies and no cycle.
 
 Plans travel as JSON (that is what an LLM planner will emit), so this module
 also owns the JSON form, its JSON Schema, and the parser that turns anything
-malformed into a `PlanError` a learner can read.
+malformed into a `PlanError` a learner can read; and the plan's own language, in
+which `$s1` in a step's instruction or arguments stands for step s1's output.
 """
 
 from __future__ import annotations
 
 import heapq
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import networkx as nx
+
+from agentlab.valid import number
+
+Context = Mapping[str, str]  # what a step is given: the output of each step it depends on, by id
 
 
 class PlanError(ValueError):
@@ -46,38 +52,39 @@ class Step:
             object.__setattr__(self, "depends_on", tuple(self.depends_on))
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "id": self.id,
-            "role": self.role,
-            "instruction": self.instruction,
-            "depends_on": list(self.depends_on),
-        }
+        d: dict[str, Any] = {"id": self.id, "role": self.role, "instruction": self.instruction}
+        d["depends_on"] = list(self.depends_on)
         if self.tool is not None:
-            d["tool"] = self.tool
-            d["args"] = dict(self.args)
+            d |= {"tool": self.tool, "args": dict(self.args)}
         if self.duration is not None:
             d["duration"] = self.duration
         return d
 
 
 STEP_FIELDS = ("id", "role", "instruction", "depends_on", "tool", "args", "duration")
+NEEDS = "ids of the steps whose outputs this step needs"
+PLAN_SCHEMA_TITLE = "Plan"  # the simulated model knows a request for a plan by this title
 
 
 @dataclass(frozen=True)
 class Plan:
     """A validated DAG of steps, kept in the order the planner wrote them.
 
-    Building a Plan validates it; pass `roles` to also reject unknown roles.
+    Building a Plan validates it; pass `roles` to also reject unknown roles. A planner that
+    pays for model calls hands them over with the plan (`calls`), so its cost travels with it.
     """
 
     steps: tuple[Step, ...]
     roles: frozenset[str] | None = None
 
-    def __init__(self, steps: Iterable[Step], roles: Iterable[str] | None = None):
+    def __init__(self, steps: Iterable[Step], roles: Iterable[str] | None = None, calls: Iterable[Any] = ()):
         object.__setattr__(self, "steps", tuple(steps))
         object.__setattr__(self, "roles", None if roles is None else frozenset(roles))
         _validate(self.steps, self.roles)
-        object.__setattr__(self, "_by_id", {s.id: s for s in self.steps})  # not a field: eq ignores it
+        # not fields, so equality ignores them: the index by id, and the model calls that wrote
+        # the plan (a planner's cost travels with the plan it paid for)
+        object.__setattr__(self, "_by_id", {s.id: s for s in self.steps})
+        object.__setattr__(self, "calls", tuple(calls))
 
     # --- looking things up -------------------------------------------------
 
@@ -100,34 +107,17 @@ class Plan:
     # --- order -------------------------------------------------------------
 
     def topological_order(self) -> list[Step]:
-        """Every step after all of its dependencies; ties keep the written order.
-
-        Kahn's algorithm: count each step's unmet dependencies, and repeatedly take
-        the first-written step whose count is zero (a heap keeps that cheap).
-        """
-        position = {s.id: i for i, s in enumerate(self.steps)}
-        unmet = {s.id: len(s.depends_on) for s in self.steps}
-        needed_by: dict[str, list[str]] = {s.id: [] for s in self.steps}
-        for s in self.steps:
-            for d in s.depends_on:
-                needed_by[d].append(s.id)
-        ready = [position[i] for i, n in unmet.items() if n == 0]
-        heapq.heapify(ready)
-        order: list[Step] = []
-        while ready:  # validation ruled out cycles, so every step gets here
-            step = self.steps[heapq.heappop(ready)]
-            order.append(step)
-            for after in needed_by[step.id]:
-                unmet[after] -= 1
-                if unmet[after] == 0:
-                    heapq.heappush(ready, position[after])
+        """Every step after all of its dependencies; ties keep the written order (Kahn's algorithm)."""
+        count, order = Countdown(self), []
+        while count.ready:  # validation ruled out cycles, so every step gets here
+            order.append(count.pop())
+            count.done(order[-1].id)
         return order
 
     def ready(self, done: Iterable[str]) -> list[Step]:
         """Steps not yet done whose dependencies are all done, in written order."""
         done = set(done)
-        unknown = done - set(self.ids)
-        if unknown:
+        if unknown := done - set(self.ids):
             raise PlanError(f"ready() was told about unknown step(s): {sorted(unknown)}")
         return [s for s in self.steps if s.id not in done and set(s.depends_on) <= done]
 
@@ -148,16 +138,14 @@ class Plan:
         Ties go to the step written first, so the answer is the same on every run.
         """
         check_durations(self, durations, "critical_path")
-        depends_on = {s.id: s.depends_on for s in self.steps}
         finish: dict[str, float] = {}  # earliest finish of each step with unlimited workers
         before: dict[str, str | None] = {}  # the dependency that finishes last: the chain runs through it
-        for step_id in nx.topological_sort(self.to_networkx()):
-            last = max(depends_on[step_id], key=lambda d: finish[d], default=None)  # first of equals wins
-            finish[step_id] = (0.0 if last is None else finish[last]) + durations[step_id]
-            before[step_id] = last
+        for step in self.topological_order():
+            last = max(step.depends_on, key=lambda d: finish[d], default=None)  # first of equals wins
+            finish[step.id] = (0.0 if last is None else finish[last]) + durations[step.id]
+            before[step.id] = last
         end: str | None = max(self.ids, key=lambda i: finish[i])
-        length = finish[end]
-        chain = []
+        length, chain = finish[end], []
         while end is not None:
             chain.append(end)
             end = before[end]
@@ -166,11 +154,8 @@ class Plan:
     def to_networkx(self) -> nx.DiGraph:
         """A DiGraph with an edge dependency -> dependant; node attributes hold the Step."""
         g = nx.DiGraph()
-        for s in self.steps:
-            g.add_node(s.id, step=s, role=s.role)
-        for s in self.steps:
-            for d in s.depends_on:
-                g.add_edge(d, s.id)
+        g.add_nodes_from((s.id, {"step": s, "role": s.role}) for s in self.steps)
+        g.add_edges_from((d, s.id) for s in self.steps for d in s.depends_on)
         return g
 
     # --- JSON --------------------------------------------------------------
@@ -185,28 +170,26 @@ class Plan:
     def from_dict(cls, data: Any, roles: Iterable[str] | None = None) -> Plan:
         """Build a plan from parsed JSON; any shape problem becomes a PlanError."""
         if not isinstance(data, Mapping):
-            raise PlanError(f"a plan must be a JSON object with a 'steps' list, got {_kind(data)}")
-        extra = set(data) - {"steps"}
-        if extra:
+            raise PlanError(f"a plan must be a JSON object with a 'steps' list, got {type(data).__name__}")
+        if extra := set(data) - {"steps"}:
             raise PlanError(f"a plan has only a 'steps' field; unexpected: {sorted(extra)}")
         if "steps" not in data:
             raise PlanError("a plan needs a 'steps' list")
         raw_steps = data["steps"]
         if not isinstance(raw_steps, list):
-            raise PlanError(f"'steps' must be a list, got {_kind(raw_steps)}")
+            raise PlanError(f"'steps' must be a list, got {type(raw_steps).__name__}")
         return cls([_step_from_dict(i, raw) for i, raw in enumerate(raw_steps)], roles=roles)
 
     @classmethod
     def from_json(cls, text: str, roles: Iterable[str] | None = None) -> Plan:
         """Parse a plan from JSON text, as a model would write it."""
         if not isinstance(text, str | bytes):
-            raise PlanError(f"from_json expects JSON text, got {_kind(text)}")
+            raise PlanError(f"from_json expects JSON text, got {type(text).__name__}")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
-            raise PlanError(
-                f"the plan is not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
-            ) from None
+            where = f"line {e.lineno}, column {e.colno}"
+            raise PlanError(f"the plan is not valid JSON: {e.msg} at {where}") from None
         return cls.from_dict(data, roles=roles)
 
     @staticmethod
@@ -221,11 +204,7 @@ class Plan:
                 "id": {"type": "string", "minLength": 1, "description": "unique, e.g. 's1'"},
                 "role": role,
                 "instruction": {"type": "string", "description": "one focused instruction"},
-                "depends_on": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "ids of the steps whose outputs this step needs",
-                },
+                "depends_on": {"type": "array", "items": {"type": "string"}, "description": NEEDS},
                 "tool": {"type": "string", "description": "optional: a tool to call directly"},
                 "args": {"type": "object", "description": "arguments for that tool"},
                 "duration": {"type": "number", "minimum": 0, "description": "virtual seconds"},
@@ -235,7 +214,7 @@ class Plan:
         }
         return {
             "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": "Plan",
+            "title": PLAN_SCHEMA_TITLE,
             "type": "object",
             "properties": {"steps": {"type": "array", "minItems": 1, "items": step}},
             "required": ["steps"],
@@ -254,49 +233,123 @@ class Plan:
         return "\n".join(lines)
 
 
+class Countdown:
+    """Kahn's bookkeeping, O(log n) a step: each step's count of `unmet` dependencies, and a heap of
+    the `ready` steps by written position. `pop()` takes the first; `done(id)` counts down after it."""
+
+    def __init__(self, plan: Plan):
+        self.steps = plan.steps
+        self.index = {s.id: i for i, s in enumerate(plan.steps)}
+        self.unmet = [len(s.depends_on) for s in plan.steps]
+        self.needed_by: list[list[int]] = [[] for _ in plan.steps]
+        for i, s in enumerate(plan.steps):
+            for d in s.depends_on:
+                self.needed_by[self.index[d]].append(i)
+        self.ready = [i for i, n in enumerate(self.unmet) if n == 0]  # ascending: already a heap
+
+    def pop(self) -> Step:
+        return self.steps[heapq.heappop(self.ready)]
+
+    def done(self, step_id: str) -> None:
+        for after in self.needed_by[self.index[step_id]]:
+            self.unmet[after] -= 1
+            if not self.unmet[after]:
+                heapq.heappush(self.ready, after)
+
+
+# --- the $id language: a step's reference to an earlier step's output ---------------
+
+REFERENCE = re.compile(r"\$([A-Za-z]\w*)")  # "$s1": the output of step s1, LLMCompiler-style
+
+
+def _walk(value: Any, replace: Callable[[re.Match], str]) -> Any:
+    """`value` (text, or mappings and lists holding text) with each `$id` match replaced by
+    `replace(match)`. Mappings come back as dicts, tuples as lists, anything else as it was."""
+    if isinstance(value, str):
+        return REFERENCE.sub(replace, value)
+    if isinstance(value, Mapping):
+        return {k: _walk(v, replace) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_walk(v, replace) for v in value]
+    return value
+
+
+def references(value: Any) -> set[str]:
+    """The step ids that `value` (text, or args holding text) refers to as `$id`."""
+    found: set[str] = set()
+    _walk(value, lambda m: found.add(m.group(1)) or m.group(0))  # note each id, change nothing
+    return found
+
+
+def resolve(value: Any, context: Context, step_id: str = "?") -> Any:
+    """Replace each `$id` in `value` with the output of step `id`, which must be in `context`."""
+
+    def output(match: re.Match) -> str:
+        if match[1] in context:
+            return context[match[1]]
+        have = ", ".join(context) or "none"
+        raise ValueError(f"step {step_id!r} refers to {match[0]}, which is not one of its inputs ({have})")
+
+    return _walk(value, output)
+
+
+def fill_in(text: str, outputs: Mapping[str, str]) -> str:
+    """`text` with each `$id` replaced by that step's output; unknown references stay as they are."""
+    return _walk(text, lambda m: outputs.get(m.group(1), m.group(0)))
+
+
+# --- what is left of a plan, and a new plan renamed to stand beside an old one -------
+
+
+def remaining(plan: Plan, done: set[str]) -> Plan | None:
+    """The steps of `plan` not yet done, as a plan of their own (dependencies on done steps
+    dropped: their outputs are already there). None when nothing is left."""
+    left = [s for s in plan if s.id not in done]
+    left = [replace(s, depends_on=tuple(d for d in s.depends_on if d not in done)) for s in left]
+    return Plan(left) if left else None
+
+
+def renamed(plan: Plan, prefix: str) -> list[Step]:
+    """The plan's steps with every id (and every reference to one) prefixed, so a replanned
+    's1' becomes 'r1_s1' and cannot be mistaken for the first plan's 's1'."""
+    new = {step_id: prefix + step_id for step_id in plan.ids}
+
+    def rename(value: Any) -> Any:
+        return _walk(value, lambda m: "$" + new.get(m.group(1), m.group(1)))
+
+    steps = [replace(s, instruction=rename(s.instruction), args=rename(dict(s.args))) for s in plan]
+    return [replace(s, id=new[s.id], depends_on=tuple(new[d] for d in s.depends_on)) for s in steps]
+
+
 # --- validation --------------------------------------------------------------
-
-
-def _kind(value: Any) -> str:
-    return type(value).__name__
 
 
 def _step_from_dict(index: int, raw: Any) -> Step:
     where = f"step #{index + 1}"
     if not isinstance(raw, Mapping):
-        raise PlanError(f"{where} must be a JSON object, got {_kind(raw)}")
+        raise PlanError(f"{where} must be a JSON object, got {type(raw).__name__}")
     if isinstance(raw.get("id"), str) and raw["id"]:
         where = f"step {raw['id']!r}"
-    extra = set(raw) - set(STEP_FIELDS)
-    if extra:
+    if extra := set(raw) - set(STEP_FIELDS):
         raise PlanError(f"{where} has unknown field(s) {sorted(extra)}; allowed: {list(STEP_FIELDS)}")
-    missing = [k for k in ("id", "role", "instruction") if k not in raw]
-    if missing:
+    if missing := [k for k in ("id", "role", "instruction") if k not in raw]:
         raise PlanError(f"{where} is missing {', '.join(repr(m) for m in missing)}")
     depends_on = raw.get("depends_on", [])
     if not isinstance(depends_on, list):
-        raise PlanError(f"{where}: 'depends_on' must be a list of step ids, got {_kind(depends_on)}")
+        raise PlanError(f"{where}: 'depends_on' must be a list of step ids, got {type(depends_on).__name__}")
     args = raw.get("args", {})
     if not isinstance(args, Mapping):
-        raise PlanError(f"{where}: 'args' must be an object, got {_kind(args)}")
-    return Step(
-        id=raw["id"],
-        role=raw["role"],
-        instruction=raw["instruction"],
-        depends_on=tuple(depends_on),
-        tool=raw.get("tool"),
-        args=dict(args),
-        duration=raw.get("duration"),
-    )
+        raise PlanError(f"{where}: 'args' must be an object, got {type(args).__name__}")
+    fields = (raw["id"], raw["role"], raw["instruction"], tuple(depends_on), raw.get("tool"), dict(args))
+    return Step(*fields, duration=raw.get("duration"))
 
 
 def _validate(steps: tuple[Step, ...], roles: frozenset[str] | None) -> None:
     if not steps:
         raise PlanError("the plan is empty: a plan needs at least one step")
-    for s in steps:
-        _check_types(s)
     seen: set[str] = set()
     for s in steps:
+        _check_types(s)
         if s.id in seen:
             raise PlanError(f"duplicate step id {s.id!r}: every step needs its own id")
         seen.add(s.id)
@@ -305,24 +358,20 @@ def _validate(steps: tuple[Step, ...], roles: frozenset[str] | None) -> None:
             raise PlanError(f"step {s.id!r} has unknown role {s.role!r}; known roles: {sorted(roles)}")
         if s.id in s.depends_on:
             raise PlanError(f"step {s.id!r} depends on itself")
-        for d in s.depends_on:
-            if d not in seen:
-                raise PlanError(f"step {s.id!r} depends on unknown step {d!r}")
+        if unknown := [d for d in s.depends_on if d not in seen]:
+            raise PlanError(f"step {s.id!r} depends on unknown step {unknown[0]!r}")
         if len(set(s.depends_on)) != len(s.depends_on):
             raise PlanError(f"step {s.id!r} lists a dependency twice: {list(s.depends_on)}")
-    cycle = _find_cycle(steps)
-    if cycle:
+    if cycle := _find_cycle(steps):
         raise PlanError(f"the plan has a cycle: {' -> '.join(cycle + [cycle[0]])}")
 
 
 def check_durations(plan: Plan, durations: Mapping[str, float], needed_by: str) -> None:
-    """Every step of `plan` needs a duration, a number >= 0; `needed_by` names who asked."""
+    """Every step of `plan` needs a duration, a finite number >= 0; `needed_by` names who asked."""
     for s in plan.steps:
         if s.id not in durations:
             raise PlanError(f"{needed_by} needs a duration for step {s.id!r}")
-        d = durations[s.id]
-        if isinstance(d, bool) or not isinstance(d, int | float) or d < 0:
-            raise PlanError(f"the duration of step {s.id!r} must be a number >= 0, got {d!r}")
+        number(durations[s.id], f"the duration of step {s.id!r}", minimum=0, error=PlanError)
 
 
 def _check_types(s: Step) -> None:
@@ -338,10 +387,8 @@ def _check_types(s: Step) -> None:
         raise PlanError(f"step {s.id!r}: 'tool' must be a string, got {s.tool!r}")
     if not isinstance(s.args, Mapping):
         raise PlanError(f"step {s.id!r}: 'args' must be a mapping, got {s.args!r}")
-    if s.duration is not None and (
-        isinstance(s.duration, bool) or not isinstance(s.duration, int | float) or s.duration < 0
-    ):
-        raise PlanError(f"step {s.id!r}: 'duration' must be a number >= 0, got {s.duration!r}")
+    if s.duration is not None:
+        number(s.duration, f"step {s.id!r}: 'duration'", minimum=0, error=PlanError)
 
 
 def _find_cycle(steps: tuple[Step, ...]) -> list[str]:

@@ -18,10 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.agents import Agent, references
-from agentlab.llm.base import LLM, Completion
-from agentlab.plan import Plan, PlanError, Step
-from agentlab.world import RESULT_TO_REPORT
+from agentlab.agents import Agent
+from agentlab.llm.base import LLM, Completion, ModelError, PaidError
+from agentlab.plan import Plan, PlanError, Step, references
+from agentlab.prompts import failure_report, report_instruction, task_request, team_line
 
 MULTI_PART = re.compile(r"\b(report|brief|overview|review)\b", re.IGNORECASE)
 
@@ -50,13 +50,13 @@ def stub_planner(task: str) -> Plan:
 # --- a model writes the plan -------------------------------------------------------------
 
 
-class PlanningFailed(PlanError):
+class PlanningFailed(PlanError, PaidError):
     """The model gave no valid plan within the planner's attempts. `rejected` holds each
     (reply, problem) pair and `calls` every model call made, so their cost is not lost."""
 
     def __init__(self, message: str, rejected: list[tuple[str, str]], calls: list[Completion]):
-        super().__init__(message)
-        self.rejected, self.calls = rejected, calls
+        PaidError.__init__(self, message, calls)
+        self.rejected = rejected
 
 
 def plan_schema(team: Mapping[str, Agent], tool_steps: bool = True) -> dict[str, Any]:
@@ -87,8 +87,7 @@ def planner_prompt(team: Mapping[str, Agent], tool_steps: bool = True) -> str:
         "Team:",
     ]
     for role, agent in team.items():
-        tools = ", ".join(t.name for t in agent.tools) or "none"
-        lines.append(f"- {role}: {agent.description or 'no description'} (tools: {tools})")
+        lines.append(team_line(role, agent.description, [t.name for t in agent.tools]))
     specs = {t.name: t.spec for agent in team.values() for t in agent.tools}
     if tool_steps and specs:
         lines += ["", 'Tools a step may call directly, by setting "tool" and "args" (no agent is asked):']
@@ -112,8 +111,8 @@ def planner_prompt(team: Mapping[str, Agent], tool_steps: bool = True) -> str:
             "- A step that is exactly one tool call should be a direct tool step: it costs no model call."
         )
     lines += [
-        "- End with one step that reports the answer, e.g. 'Report the answer to the task in a few words: "
-        f"<the task> {RESULT_TO_REPORT} $s3.' Its output is the team's answer.",
+        f"- End with one step that reports the answer, e.g. '{report_instruction('<the task>', '$s3')}' "
+        "Its output is the team's answer.",
         "",
         "Reply with the plan as JSON matching the schema, and nothing else.",
     ]
@@ -152,9 +151,10 @@ def check_plan(plan: Plan, team: Mapping[str, Agent]) -> None:
 class LLMPlanner:
     """Turns a task into a validated `Plan` with a model, re-asking on a bad plan.
 
-    Call it with a task, like any planner. After each call `calls` holds the model calls
-    it made (`orchestrate` counts them under the role "planner") and `rejected` the
-    replies it turned down with the reason. One planner serves one task at a time.
+    Call it with a task, like any planner. The plan it returns carries the model calls that
+    wrote it (`plan.calls`; `orchestrate` counts them under the role "planner"); a failure
+    (`PlanningFailed`, or a `ModelError`) carries them too. After each call `calls` and
+    `rejected` (the replies it turned down, with the reason) are there to look at.
     """
 
     llm: LLM
@@ -169,23 +169,27 @@ class LLMPlanner:
     def __call__(self, task: str) -> Plan:
         if not isinstance(task, str) or not task.strip():
             raise ValueError("the task must be a non-empty string")
-        return self._ask(f"Task: {task.strip()}")
+        return self._ask(task_request(task))
 
     def replan(self, task: str, plan: Plan, outputs: Mapping[str, str], failure: str) -> Plan:
         """A new plan after `plan` failed: the model sees what finished and what went wrong."""
-        return self._ask(f"Task: {task.strip()}\n\n{failure_report(plan, outputs, failure)}")
+        return self._ask(task_request(task, failure_report(plan, outputs, failure)))
 
     def _ask(self, request: str) -> Plan:
         self.calls, self.rejected = [], []
         system, schema = planner_prompt(self.team, self.tool_steps), plan_schema(self.team, self.tool_steps)
         messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+        ask = {"system": system, "schema": schema, "model": self.model, "max_tokens": self.max_tokens}
         for _attempt in range(self.max_attempts):
-            reply = self.llm.complete(
-                system=system, messages=messages, schema=schema, model=self.model, max_tokens=self.max_tokens
-            )
+            try:
+                reply = self.llm.complete(messages=messages, **ask)
+            except ModelError as error:  # the replies already paid for go up with the error
+                error.calls = (*self.calls, *error.calls)
+                raise
             self.calls.append(reply)
             try:
-                return self._read(reply)
+                plan = self._read(reply)
+                return Plan(plan.steps, plan.roles, calls=self.calls)  # the plan carries what it cost
             except PlanError as problem:
                 self.rejected.append((reply.text, str(problem)))
                 messages += [
@@ -214,14 +218,7 @@ class LLMPlanner:
         return plan
 
 
-def failure_report(plan: Plan, outputs: Mapping[str, str], failure: str) -> str:
-    """How a failed run is described to a replanning model: the old plan, what finished, what broke."""
-    done = "\n".join(f"- {step_id}: {output}" for step_id, output in outputs.items()) or "(none)"
-    return (
-        "Failure report\n"
-        f"Previous plan:\n{plan.to_json(indent=None)}\n"
-        f"Completed steps:\n{done}\n"
-        f"Failed step: {failure}\n"
-        "Write a new plan that finishes the task. Use the completed steps' outputs as literal values "
-        "instead of repeating those steps."
-    )
+def planning_failure(error: Exception) -> str:
+    """How a planner's failure reads in a run's reason: a PlanError (PlanningFailed is one)
+    speaks for itself; a model error is named."""
+    return str(error) if isinstance(error, PlanError) else f"{type(error).__name__}: {error}"

@@ -98,13 +98,8 @@ def router_curves(
         [0, 1], [counts.weak_accuracy, counts.strong_accuracy], "s", color="#333333", label="one model only"
     )
     if points:
-        ax.plot(
-            [p.task_share for p in points],
-            [p.accuracy for p in points],
-            "o-",
-            color="#dd8452",
-            label="measured",
-        )
+        measured = [p.task_share for p in points], [p.accuracy for p in points]
+        ax.plot(*measured, "o-", color="#dd8452", label="measured")
     ax.set_xlabel("share of queries sent to the strong model")
     ax.set_ylabel("accuracy")
     ax.set_title(title, fontsize=10)

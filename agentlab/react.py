@@ -18,21 +18,16 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.agents import StepFailed, ToolFunction, tool_loop
 from agentlab.llm.base import LLM, Completion, Message, ModelError, assistant_message
+from agentlab.prompts import ONE_AT_A_TIME, TOGETHER, react_system
+from agentlab.valid import number
 from agentlab.world import ARCHIPELAGO, FUNCTIONS, TOOLS
 
-REACT_SYSTEM = (
-    f"You are an agent answering questions about {ARCHIPELAGO}, an archipelago known only through its "
-    "records. Work in a loop: think about what you still need, act by calling a tool, read the result, "
-    "and decide again. Never answer from memory. When you have every fact you need, reply with the "
-    "answer alone: a name or a number, not a sentence."
-)
-ONE_AT_A_TIME = "Call one tool at a time, and read its result before you choose the next."
-TOGETHER = "When several facts do not depend on each other, ask for them together in one turn."
+REACT_SYSTEM = react_system(ARCHIPELAGO)  # then ONE_AT_A_TIME (classic ReAct) or TOGETHER
 
 
 @dataclass(frozen=True)
@@ -57,13 +52,8 @@ class Turn:
     completion: Completion
     seconds: float
 
-    @property
-    def input_tokens(self) -> int:
-        return self.completion.usage.input_tokens
-
-    @property
-    def output_tokens(self) -> int:
-        return self.completion.usage.output_tokens
+    input_tokens = property(lambda self: self.completion.usage.input_tokens)
+    output_tokens = property(lambda self: self.completion.usage.output_tokens)
 
 
 @dataclass
@@ -156,8 +146,7 @@ def react(
     """
     if not isinstance(task, str) or not task.strip():
         raise ValueError("the task must be a non-empty string")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps must be a whole number >= 1, got {max_steps!r}")
+    number(max_steps, "max_steps", minimum=1, whole=True)
     tools = world_tools(tool_seconds) if tools is None else list(tools)
     system = f"{REACT_SYSTEM} {ONE_AT_A_TIME if one_tool_at_a_time else TOGETHER}"
     seen = _Transcript(llm)
@@ -178,7 +167,8 @@ def react(
     run.turns = _turns(seen, {t.name: t.seconds for t in tools})
     run.messages = [*seen.requests[-1], assistant_message(seen.replies[-1])] if seen.replies else []
     if run.stopped_by == "max_steps":  # the last turn's tools ran, unread: it gets what tool_loop counted
-        run.turns[-1] = _with_seconds(run.turns[-1], run.elapsed - sum(t.seconds for t in run.turns[:-1]))
+        last = run.elapsed - sum(t.seconds for t in run.turns[:-1])
+        run.turns[-1] = replace(run.turns[-1], seconds=round(last, 6))
     return run
 
 
@@ -205,13 +195,8 @@ def _turns(seen: _Transcript, tool_seconds: Mapping[str, float]) -> list[Turn]:
     """Each reply with the observations its tool calls got, read from the next request sent."""
     turns = []
     for i, reply in enumerate(seen.replies):
-        results = {}
-        if i + 1 < len(seen.requests):
-            results = {
-                block["tool_use_id"]: block
-                for block in seen.requests[i + 1][-1]["content"]
-                if block.get("type") == "tool_result"
-            }
+        answered = seen.requests[i + 1][-1]["content"] if i + 1 < len(seen.requests) else []
+        results = {block["tool_use_id"]: block for block in answered if block.get("type") == "tool_result"}
         actions = []
         for call in reply.tool_calls:
             block = results.get(call.id)
@@ -222,7 +207,3 @@ def _turns(seen: _Transcript, tool_seconds: Mapping[str, float]) -> list[Turn]:
         seconds = reply.latency + sum(tool_seconds.get(a.tool, 0.0) for a in ran)
         turns.append(Turn(i + 1, reply.text.strip(), tuple(actions), reply, round(seconds, 6)))
     return turns
-
-
-def _with_seconds(turn: Turn, seconds: float) -> Turn:
-    return Turn(turn.number, turn.thought, turn.actions, turn.completion, round(seconds, 6))

@@ -24,11 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
+from agentlab.llm.base import ModelError, paid
 from agentlab.monitor import Failure
-from agentlab.plan import Plan, Step
-from agentlab.world.tasks import REFERENCE
+from agentlab.plan import REFERENCE, Plan, PlanError, Step, renamed
+from agentlab.planners import planning_failure
+from agentlab.trace import Run
+from agentlab.valid import number
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,13 @@ class Retry:
             step, instruction=f"{base}\n(Retry {n} of {self.times}: the last attempt failed: {said})"
         )
 
+    event: ClassVar[str] = "retried"  # what the trace calls it
+
+    def use(self, used: dict[str, int], step: Step) -> str:
+        """Count one retry of the step; what the trace says about it."""
+        used["retry"] = used.get("retry", 0) + 1
+        return self.describe(used, step)
+
     def bound(self, used: Mapping[str, int]) -> str:
         return f"Retry(times={self.times}): {used.get('retry', 0)} of {self.times} retries used"
 
@@ -71,6 +81,13 @@ class Reroute:
         if used.get("reroute", 0) >= 1 or step.role not in self.to:
             return None
         return replace(step, role=self.to[step.role], tool=None, args={})
+
+    event: ClassVar[str] = "rerouted"
+
+    def use(self, used: dict[str, int], step: Step) -> str:
+        """Count the reroute; what the trace says about it."""
+        used["reroute"] = used.get("reroute", 0) + 1
+        return self.describe(used, step)
 
     def bound(self, used: Mapping[str, int]) -> str:
         if used.get("reroute", 0):
@@ -103,13 +120,12 @@ class Replan:
 
 
 def _whole(policy: str, name: str, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError(f"{policy}: {name} must be a whole number >= 0, got {value!r}")
+    number(value, f"{policy}: {name}", minimum=0, whole=True)
 
 
-def check_policies(policies: Sequence[Any], roles: Iterable[str]) -> Replan | None:
-    """Refuse anything that is not a policy, a reroute to a role nobody plays, and more than
-    one Replan; return the Replan, if any."""
+def check_policies(policies: Sequence[Any], roles: Iterable[str], task: str = "x") -> Replan | None:
+    """Refuse anything that is not a policy, a reroute to a role nobody plays, more than one
+    Replan, and a Replan with no planner or no task to replan; return the Replan, if any."""
     roles = set(roles)
     for p in policies:
         if not isinstance(p, Retry | Reroute | Replan):
@@ -121,6 +137,10 @@ def check_policies(policies: Sequence[Any], roles: Iterable[str]) -> Replan | No
     replans = [p for p in policies if isinstance(p, Replan)]
     if len(replans) > 1:
         raise ValueError("give at most one Replan policy (its max_replans bounds the whole run)")
+    if replans and replans[0].planner is None:
+        raise ValueError("Replan needs a planner here (orchestrate fills in its own)")
+    if replans and not task.strip():
+        raise ValueError("replanning needs the task: pass task= to run_plan")
     return replans[0] if replans else None
 
 
@@ -143,41 +163,52 @@ def bounds_reached(policies: Sequence[Any], used: Mapping[str, int], replans: in
     return "; ".join(parts)
 
 
-# --- stitching a new plan onto the old one ----------------------------------------------------
+# --- the replan step ---------------------------------------------------------------------------
 
 
-def renamed(plan: Plan, prefix: str) -> list[Step]:
-    """The plan's steps with every id (and every reference to one) prefixed, so a replanned
-    's1' becomes 'r1_s1' and cannot be mistaken for the first plan's 's1'."""
-    new = {step_id: prefix + step_id for step_id in plan.ids}
+def replan(run: Run, policy: Replan, failures: Sequence[tuple[Step, Failure]], team: Mapping, clock) -> bool:
+    """Ask `policy.planner` for a plan for the rest of the work, after `failures`.
 
-    def rename(value: Any) -> Any:
-        if isinstance(value, str):
-            return REFERENCE.sub(lambda m: "$" + new.get(m.group(1), m.group(1)), value)
-        if isinstance(value, Mapping):
-            return {k: rename(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [rename(v) for v in value]
-        return value
+    Every finished step is kept, never redone; the new plan's steps are renamed ("r1_s1") so
+    they cannot be mistaken for the old ones, and the steps they replace are marked skipped.
+    The planner's calls are counted under "replan1", "replan2", ...; its seconds pass on the
+    run's `clock`. Returns whether the run can go on: a planner that fails ends the run."""
+    run.replans += 1
+    key, first = f"replan{run.replans}", failures[0][0]
+    report = "; ".join(f"{step.id} ({step.role}) - {failure.message}" for step, failure in failures)
+    try:
+        new = policy.planner.replan(run.task, run.plan, dict(run.outputs), report)
+        if not isinstance(new, Plan):
+            raise PlanError(f"the planner's replan returned {type(new).__name__}, not a Plan")
+        steps = renamed(new, _prefix(run))
+        plan = Plan([s for s in run.plan if s.id in run.outputs] + steps, roles=team)
+    except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
+        run.calls += [(key, "planner", c) for c in paid(error)]
+        said = planning_failure(error)
+        run.record(clock.now, "stopped", first, f"replanning failed: {said}", role="planner")
+        run.status, run.reason = "failed", f"replanning failed: {said} (after: {report})"
+        return False
+    run.calls += [(key, "planner", c) for c in new.calls]
+    now = clock.spend(sum(c.latency for c in new.calls))  # the planner's time is the run's time
+    kept = len(plan) - len(steps)
+    detail = f"kept {kept} finished step(s), {len(steps)} new: {', '.join(s.id for s in steps)}"
+    detail = f"replan {run.replans} of {policy.max_replans}: {detail}"
+    run.record(now, "replanned", first, detail, role="planner")
+    failed = {step.id for step, _ in failures}
+    for s in run.plan:
+        if s.id not in run.outputs and s.id not in failed:
+            run.record(now, "skipped", s, f"not run: replaced by replan {run.replans}")
+    for s in steps:
+        run.record(now, "planned", s, s.instruction)
+    run.plan = plan
+    run.plans.append(plan)
+    return True
 
-    return [
-        replace(
-            s,
-            id=new[s.id],
-            instruction=rename(s.instruction),
-            depends_on=tuple(new[d] for d in s.depends_on),
-            args=rename(dict(s.args)),
-        )
-        for s in plan
-    ]
 
-
-def remaining(plan: Plan, done: set[str]) -> Plan | None:
-    """The steps of `plan` not yet done, as a plan of their own (dependencies on done steps
-    dropped: their outputs are already there). None when nothing is left."""
-    left = [
-        replace(s, depends_on=tuple(d for d in s.depends_on if d not in done))
-        for s in plan
-        if s.id not in done
-    ]
-    return Plan(left) if left else None
+def _prefix(run: Run) -> str:
+    """ "r1_" for the first replan's steps, unless some step already uses that prefix."""
+    prefix = f"r{run.replans}_"
+    taken = set(run.attempts) | set(run.plan.ids)
+    while any(step_id.startswith(prefix) for step_id in taken):
+        prefix = "r" + prefix
+    return prefix

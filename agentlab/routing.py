@@ -28,7 +28,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from agentlab.compare import Outcome, Setup, compare
-from agentlab.llm.base import LLM, Completion, Message, Tool
+from agentlab.llm.base import LLM, Completion, Message
+from agentlab.valid import number
 from agentlab.world import Task, steps_needed
 
 # --- what a router could achieve -----------------------------------------------------------------
@@ -45,9 +46,7 @@ class PairCounts:
 
     def __post_init__(self):
         for name in ("both", "only_strong", "only_weak", "neither"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValueError(f"{name} must be a count (a whole number >= 0), got {value!r}")
+            number(getattr(self, name), name, minimum=0, whole=True, must_be="a count (a whole number >= 0)")
         if self.total == 0:
             raise ValueError("PairCounts needs at least one query")
 
@@ -58,13 +57,8 @@ class PairCounts:
             raise ValueError(
                 f"one result per query for each model: got {len(weak)} weak, {len(strong)} strong"
             )
-        pairs = list(zip(map(bool, weak), map(bool, strong), strict=True))
-        return cls(
-            pairs.count((True, True)),
-            pairs.count((False, True)),
-            pairs.count((True, False)),
-            pairs.count((False, False)),
-        )
+        pairs = Counter(zip(map(bool, weak), map(bool, strong), strict=True))  # (weak right, strong right)
+        return cls(pairs[True, True], pairs[False, True], pairs[True, False], pairs[False, False])
 
     @property
     def total(self) -> int:
@@ -89,9 +83,7 @@ ROUTELLM_GSM8K = PairCounts(both=747, only_strong=383, only_weak=95, neither=94)
 
 
 def _check_share(share: float) -> float:
-    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 <= share <= 1:
-        raise ValueError(f"share must be a fraction of the queries in [0, 1], got {share!r}")
-    return float(share)
+    return float(number(share, "share", minimum=0, maximum=1, must_be="a fraction of the queries in [0, 1]"))
 
 
 def random_router(counts: PairCounts, share: float) -> float:
@@ -153,20 +145,11 @@ class RoutedLLM:
         return f"RoutedLLM({self.llm!r})"
 
     def complete(
-        self,
-        *,
-        system: str,
-        messages: Sequence[Message],
-        tools: Sequence[Tool] = (),
-        schema: Mapping[str, Any] | None = None,
-        model: str | None = None,
-        max_tokens: int = 1024,
+        self, *, messages: Sequence[Message], model: str | None = None, **request: Any
     ) -> Completion:
-        chosen = self.choose(goal_of(messages))
+        chosen = self.choose(goal_of(messages))  # whatever `model` the caller named
         self.sent[chosen] += 1
-        return self.llm.complete(
-            system=system, messages=messages, tools=tools, schema=schema, model=chosen, max_tokens=max_tokens
-        )
+        return self.llm.complete(messages=messages, model=chosen, **request)
 
 
 def goal_of(messages: Sequence[Message]) -> str:

@@ -17,10 +17,12 @@ follows the same policy while it really runs the steps, so both agree.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentlab.plan import Plan, PlanError, Step, check_durations
+from agentlab.plan import Countdown, Plan, PlanError, Step, check_durations
+from agentlab.valid import number
 
 
 @dataclass(frozen=True)
@@ -46,28 +48,21 @@ def step_durations(plan: Plan, team: Mapping) -> dict[str, float]:
     return {s.id: step_duration(s, team[s.role].seconds) for s in plan}
 
 
-class ListScheduler:
+class ListScheduler(Countdown):
     """The bookkeeping behind the policy, kept incrementally so each step costs O(log n).
 
-    It counts each step's unfinished dependencies (instead of re-scanning the
-    plan), keeps ready steps in a heap by written order, and free workers in a
-    heap by number. `take()` hands out work; `finish()` reports it back.
+    It is a `plan.Countdown` (each step's count of unfinished dependencies, so
+    nothing re-scans the plan, and ready steps in a heap by written order) with
+    free workers in a heap by number. `take()` hands out work; `finish()`
+    reports it back.
     """
 
     def __init__(self, plan: Plan, workers: int | None):
-        if workers is None:
-            workers = len(plan)
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a whole number >= 1 (or None for unlimited), got {workers!r}")
-        self.steps = plan.steps
-        self.index = {s.id: i for i, s in enumerate(plan.steps)}
-        self.waiting_on = {s.id: len(s.depends_on) for s in plan.steps}
-        self.dependants: dict[str, list[str]] = {s.id: [] for s in plan.steps}
-        for s in plan.steps:
-            for d in s.depends_on:
-                self.dependants[d].append(s.id)
-        self.ready = [i for i, s in enumerate(plan.steps) if not s.depends_on]  # already a valid heap
-        self.free = list(range(workers))  # likewise
+        workers = len(plan) if workers is None else workers
+        unlimited = "a whole number >= 1 (or None for unlimited)"
+        number(workers, "workers", minimum=1, whole=True, must_be=unlimited)
+        super().__init__(plan)
+        self.free = list(range(workers))  # ascending: already a valid heap
         self.busy = 0
 
     def take(self) -> list[tuple[Step, int]]:
@@ -83,12 +78,8 @@ class ListScheduler:
         """Free the worker; if the step succeeded, its dependants are one dependency closer to ready."""
         heapq.heappush(self.free, worker)
         self.busy -= 1
-        if not ok:
-            return
-        for after in self.dependants[step_id]:
-            self.waiting_on[after] -= 1
-            if self.waiting_on[after] == 0:
-                heapq.heappush(self.ready, self.index[after])
+        if ok:
+            self.done(step_id)
 
 
 def virtual_schedule(plan: Plan, durations: Mapping[str, float], workers: int | None = None) -> list[Slot]:
@@ -117,3 +108,25 @@ def virtual_schedule(plan: Plan, durations: Mapping[str, float], workers: int | 
 def makespan(slots: Sequence[Slot]) -> float:
     """When the last step ends: the schedule's total time."""
     return max((s.end for s in slots), default=0.0)
+
+
+class Clock:
+    """A run's clock, "virtual" or "real". Virtual time moves only when the run moves it (to the
+    next step's end, or past a planner's seconds), so it is the same on every machine; real
+    time is wall-clock seconds since the run began."""
+
+    def __init__(self, kind: str, now: float = 0.0):
+        self.kind, self.now, self.real = kind, now, kind == "real"
+        self.began = time.perf_counter() - now  # a resumed run's wall clock carries on from `now`
+
+    def read(self) -> float:
+        if self.real:
+            self.now = time.perf_counter() - self.began
+        return self.now
+
+    def spend(self, seconds: float) -> float:
+        """Time passes while the run itself does something (a planner writes a new plan)."""
+        if self.real:
+            return self.read()
+        self.now += seconds
+        return self.now

@@ -1,8 +1,9 @@
-"""A trace is the story of a run: one event each time a step changes state.
+"""What a run leaves behind: its trace (one event each time a step changes state) and the `Run`.
 
-Times are seconds on a virtual clock (how long the steps *declare* they take),
-never the wall clock, so a stored notebook output is the same on every machine.
-A trace prints as plain text in a terminal and as an HTML table in a notebook.
+Times are seconds on the run's clock: the virtual clock by default (how long the
+steps *declare* or *report* they take), so a stored notebook output is the same on
+every machine, or the wall clock for a run made with `clock="real"`. A trace prints
+as plain text in a terminal and as an HTML table in a notebook; so does a `Run`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 import html
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
+
+from agentlab.plan import Plan, Step
+from agentlab.schedule import Slot
 
 KINDS = (
     "planned",
@@ -28,7 +33,7 @@ KINDS = (
 
 @dataclass(frozen=True)
 class Event:
-    """Step `step_id` (done by `role`) became `kind` at virtual time `time`.
+    """Step `step_id` (done by `role`) became `kind` at `time` seconds on the run's clock.
 
     `inputs` are the ids of the steps whose outputs it was given; `detail` is the
     instruction (planned, started), the output (finished) or the reason (failed, skipped);
@@ -121,3 +126,102 @@ _COLOURS = {
 def _shorten(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@dataclass
+class Run:
+    """What a run produced: outputs per step, the trace, who ran what when, and how it ended.
+
+    `plan` is the plan as it stands (after any replans: the finished steps kept, then the
+    new ones); `plans` every plan the run followed, the first one first. `plan` is None
+    only when no plan was ever made (the planner failed). `calls` are the model calls paid
+    for, as (step id, role, llm.Completion), in plan order whatever the worker count, with
+    planning under "plan" and each replan under "replan1", "replan2", ... `failures` lists
+    every failed attempt, including those a recovery policy made good."""
+
+    task: str
+    plan: Plan | None
+    outputs: dict[str, str] = field(default_factory=dict)
+    trace: Trace = field(default_factory=Trace)
+    status: str = "running"  # then "done", "failed" (a step or the planner failed) or "stopped" (budget)
+    reason: str = ""
+    calls: list[tuple[str, str, Any]] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)  # one per attempt at a step, in start order
+    workers: int = 1
+    clock: str = "virtual"
+    plans: list[Plan] = field(default_factory=list, repr=False)
+    failures: list[tuple[str, str, Any]] = field(default_factory=list, repr=False)  # (step, role, Failure)
+    # what recovery has used so far: attempts per step, {"retry": n, "reroute": n} per step, replans
+    attempts: dict[str, int] = field(default_factory=dict, repr=False)
+    used: dict[str, dict[str, int]] = field(default_factory=dict, repr=False)
+    replans: int = field(default=0, repr=False)
+
+    def record(self, time: float, kind: str, step: Step, detail: str, role: str | None = None) -> None:
+        """Add an event about `step` to the trace."""
+        self.trace.add(Event(time, kind, step.id, role or step.role, step.depends_on, detail))
+
+    def close(self, now: float) -> None:
+        """The loop is over: a run still running is done; any other has each step it never
+        started marked skipped. The calls and slots go in plan order (`sort`)."""
+        self.sort()
+        if self.status == "running":
+            self.status = "done"
+            return
+        ran = {slot.step_id for slot in self.slots}
+        for step in self.plan:
+            if step.id not in ran:
+                self.record(now, "skipped", step, "not run: " + self.reason)
+
+    def sort(self) -> None:
+        """Put the calls and the slots in plan order (planning, the first plan's steps as written,
+        then each replan and its new steps), so the record does not depend on which worker
+        happened to finish first."""
+        keys = ["plan"]
+        for i, plan in enumerate(self.plans):
+            keys += ([f"replan{i}"] if i else []) + plan.ids
+        rank: dict[str, int] = {}
+        for key in keys:
+            rank.setdefault(key, len(rank))
+        self.calls.sort(key=lambda call: rank.get(call[0], len(rank)))
+        self.slots.sort(key=lambda slot: (slot.start, rank.get(slot.step_id, len(rank))))
+
+    @property
+    def deliverable(self) -> str | None:
+        """The final step's output, or None if the run never reached it."""
+        return None if self.plan is None else self.outputs.get(self.plan.final_step.id)
+
+    @property
+    def step_status(self) -> dict[str, str]:
+        """Where each step ended up: "done", "failed", "skipped", or "pending" (not reached yet).
+        Steps a replan replaced are listed too, after the current plan's."""
+        status = {step_id: "pending" for step_id in (self.plan.ids if self.plan else ())}
+        for event in self.trace:
+            if event.kind in ("finished", "failed", "skipped"):
+                status[event.step_id] = "done" if event.kind == "finished" else event.kind
+        return status
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds (on the run's clock) from the start of the run to its last event: the makespan."""
+        return max((e.time for e in self.trace), default=0.0)
+
+    def summary(self) -> str:
+        clock = "virtual" if self.clock == "virtual" else "wall clock"
+        on = f", {self.workers} workers" if self.workers != 1 else ""
+        steps = f"{len(self.outputs)}/{len(self.plan)} steps" if self.plan else "no plan"
+        head = f"{self.status}: {steps} in {self.elapsed:.1f} s ({clock}{on})"
+        return head + (f" - {self.reason}" if self.reason else "")
+
+    def __str__(self) -> str:
+        plan = str(self.plan) if self.plan else "(no plan)"
+        parts = [f"Task: {self.task}", plan, "", str(self.trace), "", self.summary()]
+        return "\n".join(parts) + f"\nDeliverable: {self.deliverable}"
+
+    def _repr_html_(self) -> str:
+        deliverable = html.escape(str(self.deliverable)).replace("\n", "<br>")
+        return (
+            f"<p><b>Task:</b> {html.escape(self.task)}<br>"
+            f"<b>Run:</b> {html.escape(self.summary())}</p>"
+            f"{self.trace._repr_html_()}"
+            f"<p><b>Deliverable:</b><br><code>{deliverable}</code></p>"
+        )

@@ -100,13 +100,10 @@ def draw_plan(
 
     `durations` defaults to the declared ones (else 1 per step), as `unit_or_declared` says.
     """
-    depth = layers(plan)
-    if ax is None:
-        width, height = (
-            max(depth.values()) + 1,
-            max(list(depth.values()).count(d) for d in set(depth.values())),
-        )
-        _, ax = plt.subplots(figsize=(min(2 + 1.8 * width, 14), min(1.5 + 0.8 * height, 9)))
+    if ax is None:  # room for every node: wider with more layers, taller with wider ones
+        depth = list(layers(plan).values())
+        columns, tallest = max(depth) + 1, max(depth.count(d) for d in depth)
+        _, ax = plt.subplots(figsize=(min(2 + 1.8 * columns, 14), min(1.5 + 0.8 * tallest, 9)))
     graph = plan.to_networkx()
     pos = layout(plan)
 

@@ -44,6 +44,7 @@ from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
 from agentlab.schedule import makespan, step_durations, virtual_schedule
+from agentlab.valid import number
 from agentlab.viz import draw_plan, draw_timeline, layers
 
 DEFAULT_TASK = "Write a short report on planner-executor agents."
@@ -136,8 +137,7 @@ class PlanEditor:
     """
 
     def __init__(self, plan: Plan | None = None, team: Mapping[str, Agent] = STUB_TEAM, workers: int = 2):
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-            raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
+        number(workers, "workers", minimum=1, whole=True)
         plan = stub_planner(DEFAULT_TASK) if plan is None else plan
         Plan(plan.steps, roles=team)  # every role needs an agent in this team, else a PlanError
         self.team = team
@@ -146,53 +146,34 @@ class PlanEditor:
         self.last_run: Run | None = None
         self._drawn: Plan | None = None  # the plan the DAG picture shows
 
+        # each CSS class is a handle for the browser test
         self.workers = widgets.BoundedIntText(workers, min=1, max=64, description="workers")
+        self.workers.add_class("agentlab-workers")
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.run_button = widgets.Button(description="Run", icon="play", button_style="primary")
-        self.message = widgets.HTML()
-        self.summary = widgets.HTML()
-        self.run_status = widgets.HTML()
-        self.dag = widgets.Image(format="png")
-        self.timeline = widgets.Image(format="png")
-        for widget, css_class in [
-            (self.workers, "agentlab-workers"),
-            (self.run_button, "agentlab-run"),
-            (self.message, "agentlab-message"),
-            (self.summary, "agentlab-summary"),
-            (self.run_status, "agentlab-run-status"),
-            (self.dag, "agentlab-dag"),
-            (self.timeline, "agentlab-timeline"),
-        ]:
-            widget.add_class(css_class)
+        self.run_button.add_class("agentlab-run")
+        self.message = widgets.HTML().add_class("agentlab-message")
+        self.summary = widgets.HTML().add_class("agentlab-summary")
+        self.run_status = widgets.HTML().add_class("agentlab-run-status")
+        self.dag = widgets.Image(format="png").add_class("agentlab-dag")
+        self.timeline = widgets.Image(format="png").add_class("agentlab-timeline")
 
         self.rows: list[StepRow] = []
         self._rows_box = widgets.VBox()
         durations = step_durations(plan, team)
         for step in plan:
             self._add_row(step, durations[step.id], DEFAULT_SUCCESS)
-        self.workers.observe(self._changed, names="value")
+        self.workers.observe(lambda _change: self.refresh(), names="value")
         self.add_button.on_click(lambda _: self.add_step())
         self.run_button.on_click(lambda _: self.run())
 
-        header = widgets.HBox(
-            [
-                widgets.HTML(f"<b>{name}</b>", layout=widgets.Layout(width=f"{px}px"))
-                for name, px in COLUMNS.items()
-            ]
-        )
+        header = [
+            widgets.HTML(f"<b>{name}</b>", layout=widgets.Layout(width=f"{px}px"))
+            for name, px in COLUMNS.items()
+        ]
         controls = widgets.HBox([self.add_button, self.workers, self.run_button])
-        self.widget = widgets.VBox(
-            [
-                header,
-                self._rows_box,
-                controls,
-                self.message,
-                self.summary,
-                self.dag,
-                self.run_status,
-                self.timeline,
-            ]
-        )
+        shown = [self.message, self.summary, self.dag, self.run_status, self.timeline]
+        self.widget = widgets.VBox([widgets.HBox(header), self._rows_box, controls, *shown])
         self.refresh()
 
     # --- editing -----------------------------------------------------------
@@ -200,7 +181,7 @@ class PlanEditor:
     def _add_row(self, step: Step, duration: float, success: float) -> StepRow:
         row = step_row(step, list(self.team), duration, success)
         for field in row.fields:
-            field.observe(self._changed, names="value")
+            field.observe(lambda _change: self.refresh(), names="value")
         row.remove.on_click(lambda _: self.remove_step(row))
         self.rows.append(row)
         self._rows_box.children = [r.box for r in self.rows]
@@ -226,9 +207,6 @@ class PlanEditor:
             row = matches[0]
         self.rows.remove(row)
         self._rows_box.children = [r.box for r in self.rows]
-        self.refresh()
-
-    def _changed(self, change: dict) -> None:
         self.refresh()
 
     # --- what the editor shows --------------------------------------------------
@@ -310,15 +288,10 @@ class ReliabilityExplorer:
         self.n = widgets.IntSlider(n, min=1, max=max_n, description="n (steps)", **slider)
         self.q = widgets.FloatSlider(q, min=0, max=1, step=0.01, description="q (single)", **slider)
         self.retries = widgets.IntSlider(retries, min=0, max=max(5, retries), description="retries", **slider)
-        self.summary = widgets.HTML()
-        self.plot = widgets.Image(format="png")
-        for widget, css_class in [
-            (self.summary, "agentlab-reliability-summary"),
-            (self.plot, "agentlab-reliability-plot"),
-        ]:
-            widget.add_class(css_class)
+        self.summary = widgets.HTML().add_class("agentlab-reliability-summary")
+        self.plot = widgets.Image(format="png").add_class("agentlab-reliability-plot")
         for slider_widget in self.sliders:
-            slider_widget.observe(self._changed, names="value")
+            slider_widget.observe(lambda _change: self.refresh(), names="value")
         self.widget = widgets.VBox(
             [widgets.HBox([self.p, self.n]), widgets.HBox([self.q, self.retries]), self.summary, self.plot]
         )
@@ -343,9 +316,6 @@ class ReliabilityExplorer:
         """The longest chain that still beats the single agent."""
         return longest_winning_chain(self.step_success, self.q.value)
 
-    def _changed(self, change: dict) -> None:
-        self.refresh()
-
     def refresh(self) -> None:
         """Recompute the figures and redraw the plot for the sliders' current values."""
         n, q, step = self.n.value, self.q.value, self.step_success
@@ -356,11 +326,8 @@ class ReliabilityExplorer:
             verdict = "the chain never falls below one agent"
         else:
             verdict = f"the chain wins up to n = {self.crossover} steps"
-        tries = (
-            f" with {self.retries.value} retr{'y' if self.retries.value == 1 else 'ies'}"
-            if self.retries.value
-            else ""
-        )
+        retries = self.retries.value
+        tries = f" with {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
         self.summary.value = (
             f"<b>step</b> {step:.1%}{html.escape(tries)} &middot; <b>chain of {n}</b> {self.chain:.1%}"
             f" &middot; <b>one agent</b> {q:.1%} &middot; at n = {n} {winner} &middot; {verdict}"
@@ -376,12 +343,8 @@ class ReliabilityExplorer:
         ax.plot(lengths, step**lengths, color="#4c72b0", marker=".", label=f"chain at {step:.3f} per step")
         ax.axhline(q, color="#dd8452", label=f"one agent, q = {q:.2f}")
         if 0 < self.crossover <= self.n.max:
-            ax.axvline(
-                self.crossover,
-                color="#c44e52",
-                linestyle="--",
-                label=f"chain wins up to n = {self.crossover}",
-            )
+            label = f"chain wins up to n = {self.crossover}"
+            ax.axvline(self.crossover, color="#c44e52", linestyle="--", label=label)
         ax.plot([n], [self.chain], "o", color="#2ca02c", markersize=9, label=f"n = {n}: {self.chain:.1%}")
         ax.set_xlabel("steps in the chain (n)")
         ax.set_ylabel("chance the whole chain succeeds")

@@ -49,9 +49,9 @@ def test_the_state_is_saved_after_every_step(tmp_path, monkeypatch):
     saved = []
     real_save = save
 
-    def spy(path, task, plan, state):
-        saved.append(sorted(state["outputs"]))
-        real_save(path, task, plan, state)
+    def spy(path, run, now):
+        saved.append(sorted(run.outputs))
+        real_save(path, run, now)
 
     monkeypatch.setattr("agentlab.checkpoint.save", spy)
     run_plan(chain(3), {"a": Agent("a", Counting())}, TASK, checkpoint=path)

@@ -47,5 +47,5 @@ def test_a_missing_step_is_named():
 
 @pytest.mark.parametrize("bad", [1.5, -0.1, float("nan"), "0.9", True])
 def test_a_probability_outside_zero_one_is_named(bad):
-    with pytest.raises(ValueError, match=r"step 's1' must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"step 's1' must be a probability in \[0, 1\]"):
         plan_success(chain(2), {"s1": bad, "s2": 0.9})

@@ -10,6 +10,7 @@ from agentlab.agents import world_team
 from agentlab.llm.base import Completion, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import usage_report
+from agentlab.monitor import audit
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import LLMPlanner, PlanningFailed, check_plan, plan_schema, planner_prompt
 from agentlab.run import orchestrate, run_plan
@@ -223,7 +224,7 @@ def test_replanning_shows_the_model_the_failure_and_skips_finished_work():
 def test_at_error_rate_zero_every_one_of_50_tasks_is_answered_right(tool_steps):
     results = solve_all(world.make_tasks(50, seed=0), SimulatedLLM(seed=0), tool_steps)
     assert right(results) == 50
-    assert all(run.status == "done" and not world.audit(run) for _, run in results)
+    assert all(run.status == "done" and not audit(run) for _, run in results)
 
 
 def test_at_a_nonzero_error_rate_accuracy_falls_and_the_trace_shows_why():
@@ -236,7 +237,7 @@ def test_at_a_nonzero_error_rate_accuracy_falls_and_the_trace_shows_why():
         failed = run.trace.of_kind("failed")
         if run.status == "failed":  # a step broke: the trace names it and the tool's complaint
             assert failed and failed[0].step_id in run.reason and "Error" in failed[0].detail
-        elif not world.audit(run):  # otherwise a step's output contradicts its inputs, or ...
+        elif not audit(run):  # otherwise a step's output contradicts its inputs, or ...
             assert run.plan.final_step.role != "writer"  # ... the plan stopped before the answer
     assert len(llm.injected) > 0
 

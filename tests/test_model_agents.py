@@ -5,13 +5,11 @@ import pytest
 
 from agentlab import world
 from agentlab.agents import (
-    INPUTS_HEADING,
     Agent,
     StepFailed,
     ToolFunction,
     Work,
     model_agent,
-    references,
     resolve,
     run_tool_step,
     step_prompt,
@@ -21,7 +19,8 @@ from agentlab.agents import (
 from agentlab.llm.base import Completion, ToolCall, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import usage_report
-from agentlab.plan import Plan, Step
+from agentlab.plan import Plan, Step, references
+from agentlab.prompts import INPUTS_HEADING
 from agentlab.run import run_plan
 
 LOOKUP = ToolFunction(world.TOOLS["lookup"], world.lookup, seconds=0.25)

@@ -2,6 +2,7 @@
 tell a wrong answer from a right one."""
 
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,7 +14,9 @@ from agentlab.llm.simulated import SimulatedLLM
 from agentlab.monitor import (
     Failure,
     agreeable_critic,
+    audit,
     code_critic,
+    expected_output,
     for_steps,
     inspect,
     is_sentinel,
@@ -166,3 +169,30 @@ def test_code_that_never_ends_is_stopped_by_the_timeout():
 def test_run_python_reports_what_the_code_printed():
     assert run_python("print(6 * 7)").output == "42"
     assert not run_python("import sys; sys.exit(3)").ok
+
+
+# --- what a step should have output, and auditing a run ---------------------------------------------
+
+
+def test_expected_output_reads_a_step_the_way_the_records_answer_it():
+    question = Step("s2", "researcher", "What is the age of $s1?", ("s1",))
+    assert expected_output(question, {"s1": "Wren Tally"}) == "33"
+    report = Step("s3", "writer", f"Report the answer: What is ...? {world.RESULT_TO_REPORT} $s2.", ("s2",))
+    assert expected_output(report, {"s2": "33"}) == "33"
+    tool = Step("s1", "analyst", "Add them up.", tool="calculate", args={"expression": "$s1 + 1"})
+    assert expected_output(tool, {"s1": "41"}) == "42"
+    assert expected_output(Step("s1", "writer", "Write a poem."), {}) is None
+
+
+def test_audit_names_each_step_whose_output_its_inputs_contradict():
+    plan = Plan(
+        [
+            Step("s1", "researcher", "What is the mentor of Wren Tally?"),
+            Step("s2", "researcher", "What is the age of $s1?", ("s1",)),
+            Step("s3", "writer", f"Report it. {world.RESULT_TO_REPORT} $s2.", ("s2",)),
+        ]
+    )
+    right = SimpleNamespace(plan=plan, outputs={"s1": "Petra Quist", "s2": "49", "s3": "49"})
+    assert audit(right) == []
+    wrong = SimpleNamespace(plan=plan, outputs={"s1": "Petra Quist", "s2": "49", "s3": "52"})
+    assert audit(wrong) == [("s3", "49", "52")]

@@ -6,7 +6,7 @@ import jsonschema
 import networkx as nx
 import pytest
 
-from agentlab.plan import Plan, PlanError, Step
+from agentlab.plan import Plan, PlanError, Step, fill_in, references, remaining, renamed, resolve
 
 
 def report_plan() -> Plan:
@@ -42,6 +42,9 @@ def report_plan() -> Plan:
         ([Step("a", "writer", "x", depends_on=(1,))], "step 'a': 'depends_on' must hold step ids"),
         ([Step("a", "writer", "x", duration=-1)], "step 'a': 'duration' must be a number >= 0"),
         ([Step("a", "writer", "x", duration="fast")], "step 'a': 'duration' must be a number"),
+        ([Step("a", "writer", "x", duration=True)], "step 'a': 'duration' must be a number >= 0, got True"),
+        ([Step("a", "writer", "x", duration=float("nan"))], "step 'a': 'duration' must be .*, got nan"),
+        ([Step("a", "writer", "x", duration=float("inf"))], "step 'a': 'duration' must be .*, got inf"),
         ([Step("a", "writer", "x", tool=3)], "step 'a': 'tool' must be a string"),
         ([Step("a", "writer", "x"), Step("b", "writer", "y", depends_on=("a", "a"))], "step 'b' lists"),
     ],
@@ -240,3 +243,47 @@ def test_str_keeps_columns_aligned_for_long_ids_and_roles():
     plan = Plan([Step("s1", "writer", "DRAFT"), Step("r1_s2", "fact_checker", "VERIFY", depends_on=("s1",))])
     first, second = str(plan).splitlines()[1:]
     assert first.index("DRAFT") == second.index("VERIFY") == 2 + len("r1_s2 ") + len("fact_checker ")
+
+
+def test_a_model_that_writes_nan_or_infinity_for_a_duration_gets_a_plan_error():
+    """Python's json reads NaN and Infinity; a NaN duration would never end on the virtual clock."""
+    for written in ("NaN", "Infinity", "-Infinity"):
+        step = '{"id": "s1", "role": "writer", "instruction": "x", "duration": ' + written + "}"
+        with pytest.raises(PlanError, match="step 's1': 'duration' must be a number >= 0"):
+            Plan.from_json('{"steps": [' + step + "]}")
+
+
+# --- the $id language -----------------------------------------------------------------------
+
+
+def test_references_resolve_and_fill_in_walk_text_mappings_and_lists_alike():
+    args = {"expression": "$s1 + $s2", "more": ["x $s3", {"deep": "$s1"}], "n": 3}
+    assert references(args) == {"s1", "s2", "s3"}
+    assert references("costs $5, not $s9") == {"s9"}  # an id starts with a letter
+    context = {"s1": "2", "s2": "", "s3": "three"}
+    assert resolve(args, context) == {"expression": "2 + ", "more": ["x three", {"deep": "2"}], "n": 3}
+    assert fill_in("$s1 and $s4", context) == "2 and $s4"  # lenient: an unknown reference stays
+    strict = r"step 's5' refers to \$s4, which is not one of its inputs \(s1, s2, s3\)"
+    with pytest.raises(ValueError, match=strict):  # strict: an unknown reference is an error
+        resolve("$s1 and $s4", context, "s5")
+    with pytest.raises(ValueError, match=r"step '\?' refers to \$s1, which is not one of its inputs \(none"):
+        resolve("$s1", {})
+
+
+def test_renamed_prefixes_every_id_and_every_reference_and_remaining_drops_done_steps():
+    plan = Plan(
+        [
+            Step("s1", "researcher", "look up $x"),  # $x names no step of this plan: it stays
+            Step("s2", "analyst", "add $s1", ("s1",), tool="calculate", args={"expression": ["$s1 + 1"]}),
+        ]
+    )
+    first, second = renamed(plan, "r1_")
+    assert (first.id, first.instruction) == ("r1_s1", "look up $x")
+    assert (second.instruction, second.depends_on, second.args) == (
+        "add $r1_s1",
+        ("r1_s1",),
+        {"expression": ["$r1_s1 + 1"]},
+    )
+    left = remaining(plan, {"s1"})
+    assert left.ids == ["s2"] and left["s2"].depends_on == () and left["s2"].instruction == "add $s1"
+    assert remaining(plan, {"s1", "s2"}) is None

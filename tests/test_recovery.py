@@ -11,9 +11,9 @@ from agentlab.faults import Fault
 from agentlab.llm.base import Completion, ModelError, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.monitor import Failure
-from agentlab.plan import Plan, Step
+from agentlab.plan import Plan, Step, remaining, renamed
 from agentlab.planners import LLMPlanner, PlanningFailed, stub_planner
-from agentlab.recovery import Replan, Reroute, Retry, remaining, renamed
+from agentlab.recovery import Replan, Reroute, Retry
 from agentlab.run import orchestrate, run_plan
 
 
@@ -49,10 +49,9 @@ class ScriptedPlanner:
 
     def replan(self, task, plan, outputs, failure):
         self.requests.append((task, plan, dict(outputs), failure))
-        self.calls = [call(100)]
         if self.error is not None:
             raise self.error
-        return self.plans.pop(0)
+        return Plan(self.plans.pop(0).steps, calls=[call(100)])  # the call that wrote it goes with it
 
 
 # --- retry ------------------------------------------------------------------------------------------
@@ -214,8 +213,8 @@ def test_replans_stop_at_their_bound():
 @pytest.mark.parametrize(
     "error",
     [
-        PlanningFailed("no valid plan after 3 attempt(s)", [], []),
-        ModelError("the API answered 529 (overloaded)"),
+        PlanningFailed("no valid plan after 3 attempt(s)", [], [call(100)]),
+        ModelError("the API answered 529 (overloaded)", [call(100)]),
     ],
 )
 def test_a_planner_that_fails_to_replan_ends_the_run_cleanly_with_its_calls_counted(error):

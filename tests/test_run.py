@@ -126,3 +126,59 @@ def test_run_displays_as_text_and_html():
     html = run._repr_html_()
     assert html.count("<tr>") == 1 + 3 * 4  # header + planned/started/finished per step
     assert "<b>Deliverable:</b>" in html
+
+
+# --- the loop's shape: what a plain run touches, and what it does not ---------------------------
+
+
+def _team():
+    return {role: Agent(role, lambda step, context: f"{step.id} done") for role in ("a", "b")}
+
+
+def _plan():
+    return Plan([Step("s1", "a", "go"), Step("s2", "b", "go"), Step("s3", "a", "join", ["s1", "s2"])])
+
+
+def test_a_plain_run_never_enters_recovery_budget_checkpoint_or_faults(monkeypatch):
+    def entered(*args, **kwargs):
+        raise AssertionError("a plain run called into notebook 04's machinery")
+
+    for name in (
+        "agentlab.recovery.check_policies",
+        "agentlab.recovery.next_attempt",
+        "agentlab.recovery.replan",
+        "agentlab.checkpoint.save",
+        "agentlab.checkpoint.restore",
+        "agentlab.run.spent",
+        "agentlab.run.first_hit",
+    ):
+        monkeypatch.setattr(name, entered)
+    done = run_plan(_plan(), _team(), workers=2)
+    failing = _team() | {"b": Agent("b", lambda step, context: 1 / 0)}
+    failed = run_plan(_plan(), failing, workers=2)
+    assert done.status == "done" and failed.status == "failed"
+    assert failed.reason == "step 's2' (b) failed: ZeroDivisionError: division by zero"
+
+
+def test_a_run_validates_its_plan_once_when_it_was_made_not_again(monkeypatch):
+    import agentlab.plan
+
+    plan = _plan()
+    validated = []
+    real = agentlab.plan._validate
+    monkeypatch.setattr(agentlab.plan, "_validate", lambda *a: validated.append(a) or real(*a))
+    assert run_plan(plan, _team(), workers=2).status == "done"
+    assert validated == []  # the plan was checked when it was built; the run only meets it with the team
+
+
+def test_one_worker_runs_in_the_callers_thread_more_run_on_a_pool():
+    import threading
+
+    seen = []
+    team = {"a": Agent("a", lambda step, context: seen.append(threading.current_thread().name) or "ok")}
+    plan = Plan([Step("s1", "a", "x"), Step("s2", "a", "y")])
+    run_plan(plan, team)
+    run_plan(plan, team, workers=2)
+    run_plan(plan, team, timeout=5)  # a time limit needs a thread it can walk away from
+    assert seen[:2] == [threading.current_thread().name] * 2
+    assert all(name.startswith("agentlab") for name in seen[2:])

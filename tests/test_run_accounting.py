@@ -9,7 +9,7 @@ from agentlab.llm.base import Completion, ModelError, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.planners import LLMPlanner
-from agentlab.run import new_calls, orchestrate, run_plan
+from agentlab.run import orchestrate, run_plan
 
 TASK = world.sample_tasks()[1].question
 
@@ -80,14 +80,15 @@ def test_a_model_error_inside_an_executor_fails_the_step_and_keeps_the_calls_bef
 
 
 class Accumulating:
-    """A planner that appends to its `calls` and never clears them."""
+    """A planner of its own that keeps every call it ever made, and hands each plan the call
+    that wrote it, as any planner does to have its cost counted."""
 
     def __init__(self):
         self.calls = []
 
     def __call__(self, task):
         self.calls.append(call(f"plan for {task}"))
-        return Plan([Step("s1", "writer", task)])
+        return Plan([Step("s1", "writer", task)], calls=self.calls[-1:])
 
 
 @pytest.mark.parametrize(
@@ -105,8 +106,25 @@ def test_a_planner_reused_across_tasks_is_billed_only_for_this_task(make):
         assert planning[0].text == f"plan for {TASK}"
 
 
-def test_new_calls_works_whether_a_planner_clears_its_list_or_appends_to_it():
-    a, b, c = call("a"), call("b"), call("c")
-    assert new_calls([a, b], [a, b, c]) == [c]
-    assert new_calls([a, b], [c]) == [c]
-    assert new_calls([a], [a]) == []
+def test_a_plan_carries_the_calls_that_wrote_it_and_equality_ignores_them():
+    a, b = call("a"), call("b")
+    plan = Plan([Step("s1", "writer", "go")], calls=[a, b])
+    assert plan.calls == (a, b) and Plan([Step("s1", "writer", "go")]).calls == ()
+    assert plan == Plan([Step("s1", "writer", "go")])
+    run = run_plan(plan, {"writer": Agent("writer", lambda step, context: "done")}, planning_calls=plan.calls)
+    assert [(s, r) for s, r, _ in run.calls] == [("plan", "planner")] * 2
+
+
+def test_an_llm_planner_hands_over_every_call_it_paid_for_with_the_plan_or_the_error():
+    llm = SimulatedLLM(seed=3, error_rate=0.5, error_kinds=["malformed_json"])
+    planner = LLMPlanner(llm, world_team(llm))
+    plan = planner(TASK)
+    assert plan.calls == tuple(planner.calls) and len(plan.calls) >= 1
+    failing = FailingLLM(good=1)  # one bad plan paid for, then the API gives up
+    bad = SimulatedLLM(error_rate=1.0, error_kinds=["malformed_json"])
+    failing.complete = lambda _first=bad.complete, **r: (
+        _first(**r) if failing.good and not setattr(failing, "good", 0) else FailingLLM().complete(**r)
+    )
+    with pytest.raises(ModelError) as error:
+        LLMPlanner(failing, world_team(llm))(TASK)
+    assert len(error.value.calls) == 1  # the rejected plan before the API error is not lost

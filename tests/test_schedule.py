@@ -8,7 +8,7 @@ import pytest
 from agentlab.agents import STUB_TEAM
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
-from agentlab.schedule import Slot, makespan, step_durations, virtual_schedule
+from agentlab.schedule import ListScheduler, Slot, makespan, step_durations, virtual_schedule
 
 
 def random_plan(seed: int, n: int = 8, p: float = 0.3) -> tuple[Plan, dict[str, float]]:
@@ -179,6 +179,21 @@ def test_schedule_rejects_bad_worker_counts_and_missing_durations():
             virtual_schedule(plan, durations, bad)
     with pytest.raises(PlanError, match="virtual_schedule needs a duration for step 's4'"):
         virtual_schedule(plan, {"s1": 1, "s2": 1, "s3": 1})
+    for bad in (float("nan"), float("inf"), True):  # a NaN step would never end
+        with pytest.raises(PlanError, match=f"the duration of step 's2' must be a number >= 0, got {bad}"):
+            virtual_schedule(plan, {**durations, "s2": bad})
+
+
+def test_the_list_scheduler_hands_out_work_and_a_failed_step_releases_nothing():
+    plan = Plan([Step("a", "w", "x"), Step("b", "w", "y", ["a"]), Step("c", "w", "z")])
+    scheduler = ListScheduler(plan, 1)
+    assert scheduler.steps == plan.steps and scheduler.index == {"a": 0, "b": 1, "c": 2}
+    [(step, worker)] = scheduler.take()
+    assert (step.id, worker, scheduler.busy, scheduler.take()) == ("a", 0, 1, [])  # one worker, busy
+    scheduler.finish("a", 0, ok=False)  # "b" goes on waiting: what it needs failed
+    assert scheduler.busy == 0 and [(s.id, w) for s, w in scheduler.take()] == [("c", 0)]
+    scheduler.finish("c", 0)
+    assert scheduler.take() == [] and scheduler.ready == [] and scheduler.busy == 0
 
 
 def test_step_durations_prefers_the_declared_duration():

@@ -14,6 +14,7 @@ from agentlab.llm.base import LLM, Tool, assistant_message, tool_results_message
 from agentlab.llm.simulated import ERROR_KINDS, PROFILES, SimulatedLLM, count_tokens
 from agentlab.plan import Plan
 from agentlab.planners import plan_schema, planner_prompt
+from agentlab.prompts import failure_report, report_instruction, task_request
 
 TEAM = world_team(SimulatedLLM())
 TOOLS = [world.TOOLS[name] for name in ("lookup", "search", "calculate")]
@@ -23,7 +24,7 @@ SYSTEM = "You answer questions about the Skerrow Isles with your tools."
 def plan_request(task, tool_steps=True, **extra):
     return dict(
         system=planner_prompt(TEAM, tool_steps),
-        messages=[{"role": "user", "content": f"Task: {task}"}],
+        messages=[{"role": "user", "content": task_request(task)}],
         schema=plan_schema(TEAM, tool_steps),
         **extra,
     )
@@ -128,7 +129,9 @@ def test_it_reads_the_team_from_the_prompt_and_the_roles_from_the_schema():
         ]
     )
     schema = Plan.json_schema(["scout", "clerk", "herald"])
-    messages = [{"role": "user", "content": "Task: What is the total crew of Moth Queen and Tidewalker?"}]
+    messages = [
+        {"role": "user", "content": task_request("What is the total crew of Moth Queen and Tidewalker?")}
+    ]
     steps = SimulatedLLM().complete(system=system, messages=messages, schema=schema).data["steps"]
     assert [s["role"] for s in steps] == ["scout", "scout", "clerk", "herald"]
 
@@ -137,9 +140,8 @@ def test_a_replan_reads_facts_from_instruction_steps_too():
     llm = SimulatedLLM()
     task = "What is the age of the mentor of Wren Tally?"
     old = Plan.from_dict(llm.complete(**plan_request(task, tool_steps=False)).data, roles=TEAM)
-    report = (
-        f"Task: {task}\n\nFailure report\nPrevious plan:\n{old.to_json(indent=None)}\n"
-        "Completed steps:\n- s1: Petra Quist\nFailed step: s2 - StepFailed: stopped by max_turns=6\n"
+    report = task_request(
+        task, failure_report(old, {"s1": "Petra Quist"}, "s2 - StepFailed: stopped by max_turns=6")
     )
     request = plan_request(task, tool_steps=False)
     request["messages"] = [{"role": "user", "content": report}]
@@ -188,7 +190,7 @@ def test_a_tool_error_with_a_suggestion_is_followed():
 
 def test_a_writer_reports_the_result_it_is_handed_and_values_given_inline_need_no_tools():
     llm = SimulatedLLM()
-    writer = turn(llm, "Report the answer: What is the area of Solace? The result to report is 19.", tools=[])
+    writer = turn(llm, report_instruction("What is the area of Solace?", "19"), tools=[])
     assert writer.text == "19" and not writer.tool_calls
     compare = turn(
         llm, "Which has the highest price: Bluetin (58), Emberpeat (15) or Saltwool (41)?", tools=[]
@@ -210,10 +212,7 @@ def test_a_replan_reuses_what_completed_steps_found():
     llm = SimulatedLLM()
     task = "What is the age of the governor of the home island of Jory Pike?"
     old = Plan.from_dict(llm.complete(**plan_request(task)).data, roles=TEAM)
-    report = (
-        f"Task: {task}\n\nFailure report\nPrevious plan:\n{old.to_json(indent=None)}\n"
-        "Completed steps:\n- s1: Solace\nFailed step: s2 - ToolError: boom\n"
-    )
+    report = task_request(task, failure_report(old, {"s1": "Solace"}, "s2 - ToolError: boom"))
     request = plan_request(task)
     request["messages"] = [{"role": "user", "content": report}]
     new = Plan.from_dict(llm.complete(**request).data, roles=TEAM)

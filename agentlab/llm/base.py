@@ -16,16 +16,24 @@ from typing import Any, Protocol, runtime_checkable
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
 
 
-class ModelError(RuntimeError):
-    """A model call failed for good (API error after retries, or output that never parsed).
+class PaidError(Exception):
+    """An error that carries what was paid before it happened: the model `calls` (completions)
+    and, when known, the virtual `seconds` they took. A failed step, a failed planner and a
+    failed model call all raise one, so no cost is lost on the way up."""
 
-    `calls` holds the completions that were paid for before it gave up (e.g. replies that
-    never fitted the schema), so usage totals still count them.
-    """
-
-    def __init__(self, message: str, calls: Sequence[Completion] = ()):
+    def __init__(self, message: str, calls: Sequence[Completion] = (), seconds: float | None = None):
         super().__init__(message)
-        self.calls = tuple(calls)
+        self.calls, self.seconds = tuple(calls), seconds
+
+
+def paid(error: BaseException) -> tuple[Completion, ...]:
+    """The model calls `error` paid for before it was raised (none unless it is a PaidError)."""
+    return error.calls if isinstance(error, PaidError) else ()
+
+
+class ModelError(PaidError, RuntimeError):
+    """A model call failed for good (API error after retries, or output that never parsed).
+    Its `calls` are the replies paid for before it gave up (e.g. ones that never fitted the schema)."""
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 Read in this order: `data` (the Skerrow Isles: who and what is there), `tools`
 (lookup, search and a safe calculator, and the specs a model sees), `tasks`
-(the question grammar, seeded generators, gold answers and grading).
+(the question grammar, seeded generators, gold answers and grading). Then, for notebook 08,
+`injection` (planted notes and tools that act); and the simulated model's knowledge of this
+world: `plans` and `solver` (the work a competent model does here), `mistakes` (the errors it
+makes on purpose).
 """
 
 from agentlab.world.data import ARCHIPELAGO, ENTITIES, KINDS, QUANTITIES, RELATIONS, Entity
@@ -19,20 +22,14 @@ from agentlab.world.tasks import (
     QuestionError,
     Task,
     Total,
-    audit,
     chain_task,
     check_answer,
-    expected_output,
     fanout_task,
-    fill_in,
-    find_question,
     gold_answer,
     make_tasks,
     normalise,
-    parse_phrase,
     parse_question,
     render,
-    render_phrase,
     sample_tasks,
     single_task,
     steps_needed,
@@ -45,7 +42,6 @@ from agentlab.world.tools import (
     describe,
     find_entity,
     lookup,
-    name_key,
     search,
 )
 
@@ -71,25 +67,18 @@ __all__ = [
     "Task",
     "ToolError",
     "Total",
-    "audit",
     "calculate",
     "chain_task",
     "check_answer",
     "describe",
-    "expected_output",
     "fanout_task",
-    "fill_in",
     "find_entity",
-    "find_question",
     "gold_answer",
     "lookup",
     "make_tasks",
-    "name_key",
     "normalise",
-    "parse_phrase",
     "parse_question",
     "render",
-    "render_phrase",
     "sample_tasks",
     "search",
     "single_task",

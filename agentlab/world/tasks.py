@@ -22,13 +22,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
-from agentlab.plan import Step
+from agentlab.prompts import RESULT_TO_REPORT
 from agentlab.world.data import ENTITIES, KINDS, QUANTITIES, RELATIONS
-from agentlab.world.tools import FUNCTIONS, ToolError, calculate, format_number, lookup
+from agentlab.world.tools import calculate, format_number, lookup
 
 
 class QuestionError(ValueError):
@@ -52,6 +50,7 @@ class AttributeOf:
 
     attribute: str
     of: Phrase
+    value = None  # only a name carries a known value ("Varra (2140)"): this takes a lookup
 
 
 Phrase = Name | AttributeOf
@@ -73,6 +72,10 @@ class Difference:
     attribute: str
     first: Phrase
     second: Phrase
+
+    @property
+    def items(self) -> tuple[Phrase, Phrase]:  # as a Total's or an Extreme's
+        return (self.first, self.second)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,11 @@ def render(question: Question) -> str:
     return f"What is {question.expression}?"
 
 
+def label(item: Phrase) -> str:
+    """How an answer names an item of a question: its name, or the phrase that names it."""
+    return item.text if isinstance(item, Name) else render_phrase(item)
+
+
 def _join(items: tuple[Phrase, ...], word: str) -> str:
     names = [render_phrase(p) for p in items]
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {word} {names[-1]}"
@@ -138,12 +146,6 @@ _KNOWN_VALUE = re.compile(r"(.+?)\s*\(([^()]*)\)")
 _LIST_SEPARATOR = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
 
 
-def find_question(text: str) -> str | None:
-    """The first question in `text` (it may sit inside a longer instruction), or None."""
-    match = _QUESTION.search(text)
-    return match.group(0) if match else None
-
-
 def parse_phrase(text: str) -> Phrase:
     text = " ".join(text.split()).strip(" .")
     match = _ATTRIBUTE_OF.fullmatch(text)
@@ -159,10 +161,10 @@ def parse_phrase(text: str) -> Phrase:
 
 def parse_question(text: str) -> Question:
     """Read a question in the world's grammar (found inside `text`); QuestionError if there is none."""
-    found = find_question(text)
+    found = _QUESTION.search(text)  # it may sit inside a longer instruction
     if found is None:
         raise QuestionError(f"no question (What/Who/Which/How much ...?) found in {text!r}")
-    body = " ".join(found.split()).rstrip("?").strip()
+    body = " ".join(found.group(0).split()).rstrip("?").strip()
     if match := _TOTAL.fullmatch(body):
         return Total(match.group(1).lower(), _items(match.group(2)))
     if match := _DIFFERENCE.fullmatch(body):
@@ -177,7 +179,7 @@ def parse_question(text: str) -> Question:
         phrase = parse_phrase(inner)
         if isinstance(phrase, AttributeOf):
             return Lookup(phrase)
-    raise QuestionError(f"cannot read {found!r}: it is not one of the world's question forms")
+    raise QuestionError(f"cannot read {found.group(0)!r}: it is not one of the world's question forms")
 
 
 def _items(text: str) -> tuple[Phrase, ...]:
@@ -195,8 +197,7 @@ def resolve(phrase: Phrase) -> str:
 
 
 def _number(phrase: Phrase, attribute: str) -> float:
-    value = phrase.value if isinstance(phrase, Name) and phrase.value else lookup(resolve(phrase), attribute)
-    return float(value)
+    return float(phrase.value or lookup(resolve(phrase), attribute))
 
 
 def gold_answer(question: str | Question) -> str:
@@ -209,10 +210,7 @@ def gold_answer(question: str | Question) -> str:
     if isinstance(q, Difference):
         return format_number(_number(q.first, q.attribute) - _number(q.second, q.attribute))
     if isinstance(q, Extreme):
-        values = {
-            render_phrase(p) if isinstance(p, AttributeOf) else p.text: _number(p, q.attribute)
-            for p in q.items
-        }
+        values = {label(p): _number(p, q.attribute) for p in q.items}
         best = (max if q.highest else min)(values.values())
         return " and ".join(name for name, value in values.items() if value == best)
     return calculate(q.expression)
@@ -233,8 +231,7 @@ def steps_needed(text: str) -> int:
         return _hops(q.phrase)
     if isinstance(q, Arithmetic):
         return 1
-    items = (q.first, q.second) if isinstance(q, Difference) else q.items
-    return 1 + sum(_hops(p) + (0 if isinstance(p, Name) and p.value else 1) for p in items)
+    return 1 + sum(_hops(p) + (0 if p.value else 1) for p in q.items)
 
 
 def _hops(phrase: Phrase) -> int:
@@ -268,50 +265,6 @@ def check_answer(given: str | None, gold: str) -> bool:
         return len(numbers) == 1 and float(numbers[0]) == float(expected)
     mentioned = {n for n in ENTITIES if re.search(rf"\b{re.escape(n.casefold())}\b", answer)}
     return mentioned == {gold}
-
-
-# --- checking a run step by step ---------------------------------------------------------------
-
-RESULT_TO_REPORT = "The result to report is"  # how a plan's final step hands over the answer
-_REPORTED = re.compile(re.escape(RESULT_TO_REPORT) + r" (.+?)\.?\s*$", re.MULTILINE)
-REFERENCE = re.compile(r"\$([A-Za-z]\w*)")  # "$s1": the output of step s1, LLMCompiler-style
-
-
-def fill_in(text: str, outputs: Mapping[str, str]) -> str:
-    """`text` with each `$id` replaced by that step's output; unknown references stay as they are."""
-    return REFERENCE.sub(lambda m: outputs.get(m.group(1), m.group(0)), text)
-
-
-def expected_output(step: Step, context: Mapping[str, str]) -> str | None:
-    """What a step should have output given its inputs, by the records: the result a report
-    step was handed, the gold answer to a step's question, or a tool step's real result.
-    None when the step is none of these (or names nothing the records know)."""
-    instruction = fill_in(step.instruction, context)
-    if reported := _REPORTED.search(instruction):
-        return reported.group(1).strip()
-    try:
-        return gold_answer(instruction)
-    except (QuestionError, ToolError, ValueError):
-        pass
-    if step.tool in FUNCTIONS:
-        args = {k: fill_in(str(v), context) for k, v in step.args.items()}
-        try:
-            return FUNCTIONS[step.tool](**args)
-        except (ToolError, TypeError):
-            return None
-    return None
-
-
-def audit(run: Any) -> list[tuple[str, str, str]]:
-    """The finished steps of a run whose output is not what the records say it should have
-    been, given the inputs the step had: (step id, expected, output), in plan order."""
-    wrong = []
-    for step in run.plan:
-        if step.id in run.outputs:
-            expected = expected_output(step, {d: run.outputs[d] for d in step.depends_on})
-            if expected is not None and not check_answer(run.outputs[step.id], expected):
-                wrong.append((step.id, expected, run.outputs[step.id]))
-    return wrong
 
 
 # --- tasks and their generators ------------------------------------------------------------------

@@ -6,8 +6,8 @@
   `ast` and only an allowlist of node types is evaluated. Nothing is ever passed
   to `eval`, so `__import__('os')` or `().__class__` is refused, not run.
 
-A tool that cannot do what it was asked raises `ToolError` with a message meant
-for the model: it says what was wrong and, where it can, what would be right.
+A tool that cannot do what it was asked raises `ToolError` with a message meant for the model:
+it says what was wrong and, where it can, what would be right (`prompts.did_you_mean`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 from agentlab.llm.base import Tool
+from agentlab.prompts import NO_ENTITY, did_you_mean
 from agentlab.world.data import ARCHIPELAGO, ENTITIES, KINDS, UNITS, Entity
 
 
@@ -45,8 +46,8 @@ def find_entity(name: str) -> Entity:
     if entity is not None:
         return entity
     close = difflib.get_close_matches(name_key(name), list(_BY_KEY), n=1, cutoff=0.6)
-    hint = f"did you mean {_BY_KEY[close[0]].name!r}?" if close else "use search to find the right name."
-    raise ToolError(f"no entity named {name!r} in {ARCHIPELAGO}; {hint}")
+    hint = did_you_mean(_BY_KEY[close[0]].name) if close else "use search to find the right name."
+    raise ToolError(f"{NO_ENTITY} named {name!r} in {ARCHIPELAGO}; {hint}")
 
 
 def lookup(entity: str, attribute: str) -> str:
@@ -57,7 +58,7 @@ def lookup(entity: str, attribute: str) -> str:
             return str(value)
     labels = list(found.attributes)
     close = difflib.get_close_matches(name_key(attribute), labels, n=1, cutoff=0.6)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = f"{did_you_mean(close[0])} " if close else ""
     problem = f"{found.name} ({_a(found.kind)}) has no attribute {attribute!r}"
     raise ToolError(f"{problem}; {hint}its attributes: {', '.join(labels)}")
 
@@ -109,12 +110,11 @@ _BINARY = {
 }
 _UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _FUNCTIONS: dict[str, Callable[..., float]] = {"abs": abs, "max": max, "min": min, "round": round}
-_ARITY = {"abs": (1, 1), "max": (2, 50), "min": (2, 50), "round": (1, 2)}
-_ARITY_TEXT = {
-    "abs": "one number",
-    "max": "two or more numbers",
-    "min": "two or more numbers",
-    "round": "a number and optionally a count of decimal places",
+_ARITY = {  # the fewest and most arguments each function takes, and that in words
+    "abs": (1, 1, "one number"),
+    "max": (2, 50, "two or more numbers"),
+    "min": (2, 50, "two or more numbers"),
+    "round": (1, 2, "a number and optionally a count of decimal places"),
 }
 
 
@@ -157,9 +157,9 @@ def _evaluate(node: ast.AST) -> float:
         return _UNARY[type(node.op)](_evaluate(node.operand))
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
         name, args = node.func.id, [_evaluate(a) for a in node.args]
-        low, high = _ARITY[name]
+        low, high, takes = _ARITY[name]
         if node.keywords or not low <= len(args) <= high:
-            raise ToolError(f"{name}() takes {_ARITY_TEXT[name]}, and no keyword arguments")
+            raise ToolError(f"{name}() takes {takes}, and no keyword arguments")
         try:
             return _checked(_FUNCTIONS[name](*args))
         except TypeError as e:  # e.g. round(2.5, 1.5): the count of places must be whole
