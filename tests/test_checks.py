@@ -1,8 +1,32 @@
-"""The check framework: pass, fail with a hint, and stop on a stub."""
+"""The check framework: pass, fail with a hint, stop on a stub, write down what happened for the
+grader; and, across all 27 checks, what their lines may say and what their modules may export."""
 
+import ast
+import importlib
+import inspect
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+import notebook_code
 import pytest
 
-from agentlab.checks import REGISTRY, Case, CheckFailed, attempt, check, exercise
+from agentlab.course.checks import (
+    LOG_VARIABLE,
+    NOTEBOOKS,
+    REGISTRY,
+    STUB_MESSAGE,
+    Case,
+    CheckFailed,
+    attempt,
+    check,
+    exercise,
+    exercises_of,
+    find,
+)
+from agentlab.experiments import Estimate
 
 
 @pytest.fixture
@@ -61,3 +85,204 @@ def test_a_loop_that_never_ends_fails_its_case_instead_of_hanging(square_exercis
 
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # no alarm left behind
     assert attempt(lambda x: x, 3) == (3, "")  # a quick answer is untouched by the default limit
+
+
+def test_a_learners_own_not_implemented_error_is_a_failed_case_not_an_unwritten_exercise(
+    square_exercise, capsys
+):
+    def only_positive(x):
+        if x < 0:
+            raise NotImplementedError("negative numbers are not supported")
+        return x * x
+
+    with pytest.raises(CheckFailed, match="1 of 3 checks failed"):
+        check("99.square", only_positive)
+    out = capsys.readouterr().out
+    assert "✗ square(-3) == 9: raised NotImplementedError: negative numbers" in out
+    assert "not written yet" not in out
+
+
+def test_a_stub_left_in_one_branch_fails_the_check_once_other_cases_have_run(square_exercise, capsys):
+    def half_done(x):
+        if x < 0:
+            raise NotImplementedError(STUB_MESSAGE)
+        return x * x
+
+    with pytest.raises(CheckFailed, match="1 of 2 checks failed"):
+        check("99.square", half_done)
+    out = capsys.readouterr().out
+    assert "✓ square(2) == 4" in out and "✗ the next case stopped at a part still left as the stub" in out
+
+
+def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, tmp_path, monkeypatch, capsys):
+    log = tmp_path / "checks.jsonl"
+    monkeypatch.setenv(LOG_VARIABLE, str(log))
+    check("99.square", lambda x: x * x)
+    with pytest.raises(CheckFailed):
+        check("99.square", lambda x: x + x)
+    with pytest.raises(NotImplementedError):
+        check("99.square", lambda x: (_ for _ in ()).throw(NotImplementedError(STUB_MESSAGE)))
+    with pytest.raises(KeyboardInterrupt):
+        check("99.square", lambda x: (_ for _ in ()).throw(KeyboardInterrupt()))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    ends = [(r["status"], r["passed"], r["failed"]) for r in records if r["event"] == "end"]
+    assert [r["event"] for r in records] == ["start", "end"] * 4
+    assert ends == [("passed", 3, 0), ("failed", 1, 2), ("not done", 0, 0), ("error", 0, 0)]
+    assert records[3]["detail"] == "square(-3) == 9: got -6"  # the first failing line, for the report
+
+
+def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
+    assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
+    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 27
+    with pytest.raises(KeyError, match="no exercise notebook '09'"):
+        exercises_of("09")
+
+
+# --- what the checks say, across all 27 --------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in order; or a value and its cell)
+    "01.concerns": ("01_stub_planner_and_executors", "=concerns", 'check("01.concerns"'),
+    "01.sentinel": ("01_stub_planner_and_executors", "run_with_reroute"),
+    "01.hierarchy": ("01_stub_planner_and_executors", "run_hierarchy"),
+    "01.when-hierarchy": ("01_stub_planner_and_executors", "=when", 'check("01.when-hierarchy"'),
+    "02.critical-path": ("02_plans_are_dags", "longest_chain"),
+    "02.makespan": ("02_plans_are_dags", "finish_time"),
+    "02.longest-first": ("02_plans_are_dags", "longest_chain_first"),
+    "03.read-plan": ("03_llm_planner", "read_plan"),
+    "03.ends-in-report": ("03_llm_planner", "ends_in_one_report"),
+    "03.score": ("03_llm_planner", "score"),
+    "04.total-check": ("04_monitor_and_replan", "total_covers_its_parts"),
+    "04.retry-then-reroute": ("04_monitor_and_replan", "attempt_with_recovery"),
+    "04.installments": ("04_monitor_and_replan", "run_in_installments"),
+    "05.team-calls": ("05_hierarchical_teams", "predict_calls"),
+    "05.rollup": ("05_hierarchical_teams", "tokens_by_level"),
+    "05.shape": ("05_hierarchical_teams", "choose_shape"),
+    "06.crossover": ("06_error_propagation", "longest_winning_chain"),
+    "06.best-cut": ("06_error_propagation", "best_cut"),
+    "06.retries-correlated": ("06_error_propagation", "simulate_retries"),
+    "07.react-tokens": ("07_one_agent_or_a_team", "predict_input_tokens"),
+    "07.router-share": ("07_one_agent_or_a_team", "strong_share"),
+    "07.pick": ("07_one_agent_or_a_team", "pick"),
+    "07.shapes": ("07_one_agent_or_a_team", "=choice", 'check("07.shapes"'),
+    "08.denied": ("08_guardrails", "denied"),
+    "08.policy": ("08_guardrails", "clerk_only"),
+    "08.sanitise": ("08_guardrails", "sanitise"),
+    "08.safe-replan": ("08_guardrails", "sanitise", "safe_replan"),
+}
+
+
+def solution_answer(exercise_id):
+    name, *names = ANSWERS[exercise_id]
+    path = ROOT / "solutions" / f"{name}.ipynb"
+    if names[0].startswith("="):
+        return notebook_code.answer(path, names[0][1:], names[1])
+    return notebook_code.define(path, *names)
+
+
+needs_solutions = pytest.mark.skipif(notebook_code.WITHHELD, reason="solutions/ is withheld in this copy")
+
+
+def test_every_exercise_has_a_solution_answer_here():
+    assert set(ANSWERS) == {e for n in NOTEBOOKS for e in exercises_of(n)}
+
+
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?%?(?![\w.])")
+
+
+def tokens(value):
+    """What a returned value looks like printed: numbers of two digits or more (or with decimals),
+    and strings long enough to mean something. One-digit counts are everywhere in descriptions."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int | float):
+        if not math.isfinite(value):
+            return []
+        return [float(value)] if abs(value) >= 10 or not float(value).is_integer() else []
+    if isinstance(value, str):
+        return [value] if len(value) > 3 else []
+    if isinstance(value, Estimate):
+        return [value.value]
+    items = list(value.values()) if isinstance(value, Mapping) else value
+    if isinstance(items, list | tuple | set):
+        return [t for v in items for t in tokens(v)] + tokens(len(items))
+    return []
+
+
+def shows(line, token):
+    """Whether a printed line shows `token`: a string as a word of it, or a number it prints, to the
+    precision it prints it (or within 0.5% of a number with decimals)."""
+    if isinstance(token, str):
+        return re.search(rf"(?<![\w-]){re.escape(token)}(?![\w-])", line) is not None
+    for text in NUMBER.findall(line):
+        percent, digits = text.endswith("%"), text.rstrip("%").replace(",", "")
+        places = len(digits.split(".")[1]) if "." in digits else 0
+        value = token * 100 if percent else token
+        if places == 0 and abs(value) >= 10 and round(value) == float(digits):
+            return True
+        if places and (
+            round(value, places) == float(digits) or math.isclose(value, float(digits), rel_tol=0.005)
+        ):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(
+    "line, value",
+    [  # passing lines the checks used to print, each showing what the right answer returns
+        ("correlated failures (0.3), 2 tries a step: exact 0.7603", Estimate(75_970, 100_000)),
+        ("28 replanned runs under the office policy: 28 denied", [("s1", "clerk", "send_message")] * 28),
+        ("two levels, a sum of 4: 3,235 tokens in all, {1: 938, 2: 2297}", {1: 938, 2: 2297}),
+        ("the same run, predicting 12 calls: 6,810 tokens", 6810.0),
+        ("GSM8K, a coin, to 80%: 74.0%", 0.7398),
+        ("notebook 06's curve (fail 0.4, handoff 0.01, at most 15): 3 pieces, 0.6380", (3, 0.63797)),
+        ("section 7: short and sequential: react", "react"),
+    ],
+)
+def test_the_leak_finder_finds_the_answers_old_passing_lines_printed(line, value):
+    assert any(shows(line, t) for t in tokens(value))
+
+
+@needs_solutions
+@pytest.mark.parametrize("exercise_id", sorted(ANSWERS))
+def test_a_passing_line_describes_its_case_and_never_prints_the_answer(exercise_id, capsys):
+    """Run each check's cases on the solution, noting what the solution returned during each case,
+    and look for those values in the case's own ✓ line (the answer a learner could copy)."""
+    answer = solution_answer(exercise_id)
+    returned = []
+    if callable(answer):
+        function = answer
+
+        def answer(*args, **kwargs):  # noqa: F811 - the spy the check calls instead
+            result = function(*args, **kwargs)
+            returned.append(result)
+            return result
+
+    else:
+        returned.append(answer)
+    leaks, seen = [], 0
+    for case in find(exercise_id).cases(answer):
+        assert case.passed, f"{exercise_id}: the solution fails {case.what!r}"
+        assert "→" not in case.what
+        for value in returned[seen:]:
+            leaks += [(case.what, t) for t in tokens(value) if shows(case.what, t)]
+        seen = len(returned)
+    capsys.readouterr()
+    assert not leaks, f"{exercise_id}: passing lines show what the answer returned: {leaks[:3]}"
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS)
+def test_no_reference_answer_is_importable_under_a_public_name(notebook):
+    """A check module's public names are its checks: every case table, key and reference function it
+    defines is private, so `from agentlab.course.checks.nb06 import best_cut_answer` finds nothing."""
+    module = importlib.import_module(f"agentlab.course.checks.nb{notebook}")
+    defined = []
+    for node in ast.parse(inspect.getsource(module)).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            defined.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    checks = {REGISTRY[e].cases.__name__ for e in exercises_of(notebook)}
+    public = [name for name in defined if not name.startswith("_") and name not in checks]
+    assert public == [], f"nb{notebook} defines public names besides its checks: {public}"

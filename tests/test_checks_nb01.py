@@ -7,8 +7,9 @@ from pathlib import Path
 import notebook_code
 import pytest
 
-from agentlab.checks import CheckFailed, check
+from agentlab.course.checks import CheckFailed, check
 
+notebook_code.skip_without_solutions()
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "01_stub_planner_and_executors.ipynb"
 
@@ -32,7 +33,7 @@ def exercise():
 
 def test_concerns_passes_on_the_model_answer(solution, capsys):
     check("01.concerns", solution["concerns"])
-    assert "All 5 checks passed." in capsys.readouterr().out
+    assert "All 2 checks passed." in capsys.readouterr().out
 
 
 def test_concerns_stub_stops_before_its_check(exercise):
@@ -48,9 +49,43 @@ def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms
         "swarms avoid": {"bottleneck", "single point of failure", "decomposition cost"},
         "swarms give up": "x",
     }
-    with pytest.raises(CheckFailed, match="4 of 5 checks failed"):
+    with pytest.raises(CheckFailed, match="2 of 2 checks failed"):
         check("01.concerns", mixed_up)
-    assert notebook_code.failed_cases(capsys)[0] == "✗ the symptom of the bottleneck: you chose 'a'"
+    assert notebook_code.failed_cases(capsys) == [  # how many are right, never which
+        "✗ the symptoms of the three concerns: 1 of 3 right",
+        "✗ what a response-threshold swarm avoids, and what it gives up: 0 of 2 right",
+    ]
+
+
+KEY = {
+    "bottleneck": "c",
+    "single point of failure": "a",
+    "decomposition cost": "e",
+    "swarms avoid": {"bottleneck", "single point of failure"},
+    "swarms give up": "y",
+}
+
+
+@pytest.mark.parametrize(
+    "change, line",
+    [
+        # the symptoms right, but a swarm said to avoid only the bottleneck
+        (
+            {"swarms avoid": {"bottleneck"}},
+            "✗ what a response-threshold swarm avoids, and what it gives up: 1 of 2",
+        ),
+        # the throughput and the cost concerns swapped
+        (
+            {"bottleneck": "e", "decomposition cost": "c"},
+            "✗ the symptoms of the three concerns: 1 of 3 right",
+        ),
+        # the symptoms written out instead of their letters
+        ({"bottleneck": "queues at the planner"}, "✗ each concern gets one of the letters a to e"),
+    ],
+)
+def test_concerns_catches_a_near_miss_without_saying_which_item_is_wrong(change, line, capsys):
+    failed = notebook_code.caught(capsys, "01.concerns", {**KEY, **change}, line)
+    assert not any("bottleneck:" in f or "'c'" in f for f in failed)
 
 
 # --- 01.sentinel ----------------------------------------------------------------------------------
@@ -58,7 +93,7 @@ def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms
 
 def test_sentinel_passes_on_the_solution(solution, capsys):
     check("01.sentinel", solution["run_with_reroute"])
-    assert "All 8 checks passed." in capsys.readouterr().out
+    assert "All 10 checks passed." in capsys.readouterr().out
 
 
 def test_sentinel_stub_raises_not_implemented(exercise):
@@ -108,6 +143,77 @@ def test_sentinel_fails_when_failed_anywhere_counts_and_nothing_ever_stops(capsy
     assert any(line.startswith("✗ a failed step whose role has no stand-in") for line in failed)
 
 
+def sticky_reroute(plan, team, stand_in):
+    """Right in every other way, but once a role has failed, every later step of that role goes
+    straight to its stand-in."""
+    outputs, broken = {}, set()
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        role = stand_in[step.role] if step.role in broken else step.role
+        output = team[role](step, context)
+        if output.startswith("FAILED"):
+            if step.role not in stand_in:
+                raise RuntimeError(f"step {step.id!r} failed and nobody stands in")
+            broken.add(step.role)
+            output = team[stand_in[step.role]](step, context)
+            if output.startswith("FAILED"):
+                raise RuntimeError(f"step {step.id!r} failed twice")
+        outputs[step.id] = output
+    return outputs
+
+
+def swaps_the_team(plan, team, stand_in):
+    """Reroutes by putting the stand-in in the failed role's place in the team dict it was given."""
+    outputs = {}
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        output = team[step.role](step, context)
+        if output.startswith("FAILED"):
+            if step.role not in stand_in:
+                raise RuntimeError(f"step {step.id!r} failed and nobody stands in")
+            team[step.role] = team[stand_in[step.role]]
+            output = team[step.role](step, context)
+            if output.startswith("FAILED"):
+                raise RuntimeError(f"step {step.id!r} failed twice")
+        outputs[step.id] = output
+    return outputs
+
+
+def stand_in_without_inputs(plan, team, stand_in):
+    """Hands the stand-in the step with no context, as if it started afresh."""
+    outputs = {}
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        output = team[step.role](step, context)
+        if output.startswith("FAILED"):
+            if step.role not in stand_in:
+                raise RuntimeError(f"step {step.id!r} failed and nobody stands in")
+            output = team[stand_in[step.role]](step, {})
+            if output.startswith("FAILED"):
+                raise RuntimeError(f"step {step.id!r} failed twice")
+        outputs[step.id] = output
+    return outputs
+
+
+@pytest.mark.parametrize(
+    "wrong, lines",
+    [
+        (sticky_reroute, ["✗ a role's first step fails: its later steps still go to that role"]),
+        (
+            swaps_the_team,
+            [
+                "✗ a role's first step fails: its later steps still go to that role",
+                "✗ the team and stand-in dicts you are handed are left as they were: after a run where",
+            ],
+        ),
+        (stand_in_without_inputs, ["✗ the stand-in gets the same inputs the failed step had"]),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_sentinel_catches_a_reroute_that_outlives_its_step_or_loses_its_inputs(wrong, lines, capsys):
+    notebook_code.caught(capsys, "01.sentinel", wrong, *lines)
+
+
 # --- 01.hierarchy ---------------------------------------------------------------------------------
 
 
@@ -145,12 +251,46 @@ def test_hierarchy_fails_on_a_shared_outputs_dict_and_uncounted_sub_planners(cap
     )
 
 
+def hierarchy_with(forget_synthesizer=False, every_output=False, reverse=False):
+    """run_hierarchy with one mistake: the top synthesis not counted, every output of a chunk
+    handed up instead of its final one, or the chunks' results handed up in reverse order."""
+
+    def run_hierarchy(task, manager, sub_planner, team, synthesize):
+        calls, results = Counter(manager=1), []
+        for chunk in manager(task):
+            chunk_plan = sub_planner(chunk)
+            calls["sub-planner"] += 1
+            outputs = {}
+            for step in chunk_plan.topological_order():
+                outputs[step.id] = team[step.role](step, {d: outputs[d] for d in step.depends_on})
+                calls["executor"] += 1
+            results += list(outputs.values()) if every_output else [outputs[chunk_plan.final_step.id]]
+        deliverable = synthesize(task, results[::-1] if reverse else results)
+        calls["synthesizer"] += 0 if forget_synthesizer else 1
+        return deliverable, calls
+
+    return run_hierarchy
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"forget_synthesizer": True}, "✗ chunks of 3+2 steps: the calls are counted by kind"),
+        ({"every_output": True}, "✗ chunks of 3+2 steps: the top synthesizer gets each chunk's final output"),
+        ({"reverse": True}, "✗ chunks of 4+1+3 steps: the top synthesizer gets each chunk's final output"),
+    ],
+    ids=lambda x: next(iter(x)) if isinstance(x, dict) else "",
+)
+def test_hierarchy_catches_an_uncounted_synthesis_and_what_is_handed_up(mistake, line, capsys):
+    notebook_code.caught(capsys, "01.hierarchy", hierarchy_with(**mistake), line)
+
+
 # --- 01.when-hierarchy ----------------------------------------------------------------------------
 
 
 def test_when_hierarchy_passes_on_the_model_answer(solution, capsys):
     check("01.when-hierarchy", solution["when"])
-    assert "All 4 checks passed." in capsys.readouterr().out
+    assert "The check passed." in capsys.readouterr().out
 
 
 def test_when_hierarchy_stub_stops_before_its_check(exercise):
@@ -159,9 +299,21 @@ def test_when_hierarchy_stub_stops_before_its_check(exercise):
 
 
 def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
-    with pytest.raises(CheckFailed, match="2 of 4 checks failed"):
+    with pytest.raises(CheckFailed, match="1 of 1 checks failed"):
         check("01.when-hierarchy", dict.fromkeys("pqrs", "hierarchy"))
-    assert notebook_code.failed_cases(capsys) == [
-        "✗ situation 'p': got 'hierarchy'",
-        "✗ situation 'r': got 'hierarchy'",
-    ]
+    assert notebook_code.failed_cases(capsys) == ["✗ the four situations: 2 of 4 right"]  # not which
+
+
+@pytest.mark.parametrize(
+    "answer, line",
+    [
+        (dict.fromkeys("pqrs", "flat"), "✗ the four situations: 2 of 4 right"),  # never worth it
+        ({"p": "flat", "q": "hierarchy", "r": "hierarchy", "s": "flat"}, "✗ the four situations: 2 of 4"),
+        (
+            {"p": False, "q": True, "r": False, "s": True},
+            "✗ every situation is answered 'flat' or 'hierarchy'",
+        ),
+    ],
+)
+def test_when_hierarchy_catches_other_wrong_choices(answer, line, capsys):
+    notebook_code.caught(capsys, "01.when-hierarchy", answer, line)

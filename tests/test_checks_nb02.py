@@ -6,8 +6,9 @@ from pathlib import Path
 import notebook_code
 import pytest
 
-from agentlab.checks import CheckFailed, check
+from agentlab.course.checks import CheckFailed, check
 
+notebook_code.skip_without_solutions()
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "02_plans_are_dags.ipynb"
 
@@ -61,10 +62,56 @@ def test_critical_path_fails_in_written_order_and_ending_at_the_final_step(capsy
     assert failed[0].startswith(
         "✗ a plan written out of order (a step before its dependencies): raised KeyError"
     )
-    assert failed[1] == (
-        "✗ the longest chain ends at a step that is not the last one: got (['q', 'r'], 2.0); "
-        "the longest chain takes 6 s"
+    assert failed[1] == (  # what is wrong with the chain, not the right one
+        "✗ the longest chain ends at a step that is not the last one: the chain ['q', 'r'] takes 2 s: "
+        "a longer one exists"
     )
+
+
+def first_dependency(plan, durations):
+    """Follows each step's first-listed dependency instead of the one that finishes last."""
+    finish, before = {}, {}
+    for step in plan.topological_order():
+        first = step.depends_on[0] if step.depends_on else None
+        finish[step.id] = (finish[first] if first else 0.0) + durations[step.id]
+        before[step.id] = first
+    end = max(finish, key=finish.get)
+    path, length = [], finish[end]
+    while end:
+        path.append(end)
+        end = before[end]
+    return path[::-1], length
+
+
+def from_the_end(plan, durations):
+    """The right chain and length, but the chain listed from its last step back to its first."""
+    path, length = plan.critical_path(durations)
+    return list(path)[::-1], length
+
+
+def steps_not_seconds(plan, durations):
+    """The right chain, but its length counted in steps."""
+    path, _ = plan.critical_path(durations)
+    return list(path), len(path)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            first_dependency,
+            "✗ the chain runs through the slower of two dependencies, listed second: the chain",
+        ),
+        (from_the_end, "✗ the report plan: ['s4', 's3', 's1'] is not a chain of dependencies"),
+        (
+            steps_not_seconds,
+            "✗ the report plan: the chain ['s1', 's3', 's4'] is the longest, but you returned 3",
+        ),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_critical_path_says_whether_the_chain_or_its_length_is_wrong(wrong, line, capsys):
+    notebook_code.caught(capsys, "02.critical-path", wrong, line)
 
 
 # --- 02.makespan ----------------------------------------------------------------------------------
@@ -72,7 +119,7 @@ def test_critical_path_fails_in_written_order_and_ending_at_the_final_step(capsy
 
 def test_makespan_passes_on_the_solution(solution, capsys):
     check("02.makespan", solution["finish_time"])
-    assert "All 8 checks passed." in capsys.readouterr().out
+    assert "All 10 checks passed." in capsys.readouterr().out
 
 
 def test_makespan_stub_raises_not_implemented(exercise):
@@ -95,13 +142,59 @@ def column_by_column(plan, durations, workers):
 
 
 def test_makespan_fails_when_steps_wait_for_their_whole_column(capsys):
-    with pytest.raises(CheckFailed, match="2 of 8 checks failed"):
+    with pytest.raises(CheckFailed, match="2 of 10 checks failed"):
         check("02.makespan", column_by_column)
-    assert notebook_code.failed_cases(capsys) == [
-        "✗ a step starts when its own dependencies are done, not its whole column: "
-        "got 4.0, the policy finishes at 3 s",
-        "✗ a plan written out of order: got 8.0, the policy finishes at 6 s",
+    assert notebook_code.failed_cases(capsys) == [  # what came back, not the right time
+        "✗ a step starts when its own dependencies are done, not its whole column: got 4.0 (too late)",
+        "✗ a plan written out of order: got 8.0 (too late)",
     ]
+
+
+def one_end_at_a_time(latest_first=False, by_duration=False):
+    """finish_time that takes the running steps' ends one at a time (the earliest first; among equal
+    ends the one started first, or with `latest_first` the one started last) and fills the freed
+    worker before looking at the next end; with `by_duration`, ready steps go longest first."""
+
+    def finish_time(plan, durations, workers):
+        now, done, running, waiting = 0.0, set(), [], list(plan)
+        if by_duration:
+            waiting.sort(key=lambda s: -durations[s.id])
+        while waiting or running:
+            for step in list(waiting):
+                if len(running) < workers and set(step.depends_on) <= done:
+                    running.append((now + durations[step.id], step.id))
+                    waiting.remove(step)
+            ends = [end for end, _ in running]
+            k = (
+                max(i for i, e in enumerate(ends) if e == min(ends))
+                if latest_first
+                else ends.index(min(ends))
+            )
+            now, step_id = running.pop(k)
+            done.add(step_id)
+            if by_duration:  # and, being greedy about it, finish everything due now
+                for end, other in [r for r in running if r[0] == now]:
+                    running.remove((end, other))
+                    done.add(other)
+        return now
+
+    return finish_time
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (one_end_at_a_time(), "✗ two steps end at the same moment: both finish before anything new starts"),
+        (
+            one_end_at_a_time(latest_first=True),
+            "✗ the same, with the two steps' dependants the other way round",
+        ),
+        (one_end_at_a_time(by_duration=True), "✗ the six-island plan on 3 workers: got 9.0 (too soon)"),
+    ],
+    ids=["earliest-start-first", "latest-start-first", "longest-first"],
+)
+def test_makespan_catches_steps_finished_one_at_a_time_and_ready_steps_taken_by_duration(wrong, line, capsys):
+    notebook_code.caught(capsys, "02.makespan", wrong, line)
 
 
 # --- 02.longest-first -----------------------------------------------------------------------------
@@ -126,9 +219,37 @@ def test_longest_first_fails_when_sorting_by_the_steps_own_duration(capsys):
     with pytest.raises(CheckFailed, match="1 of 7 checks failed"):
         check("02.longest-first", longest_step_first)
     assert notebook_code.failed_cases(capsys) == [
-        "✗ a short step heading the longest chain, on 2 workers: lower than 11 s: "
-        "the rewritten plan finishes at 11 s"
+        "✗ a short step heading the longest chain, on 2 workers: sooner than as written: "
+        "the rewrite finishes at 11 s, the plan as written at 11 s"
     ]
+
+
+def one_step_ahead(plan, durations):
+    """Looks one step ahead only: its own duration plus the longest step that waits for it directly."""
+    waiters = {s.id: [t for t in plan if s.id in t.depends_on] for s in plan}
+    ahead = {s.id: durations[s.id] + max((durations[w.id] for w in waiters[s.id]), default=0.0) for s in plan}
+    return type(plan)(sorted(plan, key=lambda s: -ahead[s.id]))
+
+
+def most_steps_ahead(plan, durations):
+    """Counts the steps of the longest chain a step heads, not their seconds."""
+    waiters = {s.id: [t.id for t in plan if s.id in t.depends_on] for s in plan}
+    heads = {}
+    for step in reversed(plan.topological_order()):
+        heads[step.id] = 1 + max((heads[w] for w in waiters[step.id]), default=0)
+    return type(plan)(sorted(plan, key=lambda s: -heads[s.id]))
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (one_step_ahead, "✗ a short step heading the longest chain, on 2 workers: sooner than as written"),
+        (most_steps_ahead, "✗ the six-island plan on 3 workers: sooner than as written"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_longest_first_catches_priorities_that_do_not_reach_the_end_in_seconds(wrong, line, capsys):
+    notebook_code.caught(capsys, "02.longest-first", wrong, line)
 
 
 def test_longest_first_refuses_a_rewrite_that_drops_a_dependency(capsys):

@@ -9,8 +9,9 @@ import notebook_code
 import pytest
 
 from agentlab import Plan, PlanError
-from agentlab.checks import CheckFailed, check
+from agentlab.course.checks import CheckFailed, check
 
+notebook_code.skip_without_solutions()
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "03_llm_planner.ipynb"
 
@@ -61,6 +62,47 @@ def test_read_plan_fails_on_a_greedy_regex_that_lets_other_errors_out(capsys):
     assert failed[-1].startswith("✗ no JSON at all: a PlanError: raised AttributeError")
 
 
+def last_brace(text, roles):
+    """Cuts from the first '{' to the last '}' (as a regex would) and turns JSON errors into PlanErrors."""
+    try:
+        data = json.loads(text[text.find("{") : text.rfind("}") + 1])
+    except json.JSONDecodeError as e:
+        raise PlanError(f"not JSON: {e}") from None
+    return Plan.from_dict(data, roles=roles)
+
+
+def none_when_unreadable(text, roles):
+    """Returns None instead of raising when the reply holds no readable plan."""
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, text.find("{"))
+        return Plan.from_dict(data, roles=roles)
+    except (ValueError, PlanError):
+        return None
+
+
+def repairs_commas(text, roles):
+    """Repairs a trailing comma before reading the first object: a guessed plan instead of a refusal."""
+    text = re.sub(r",\s*([\]}])", r"\1", text)
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, max(text.find("{"), 0))
+    except json.JSONDecodeError as e:
+        raise PlanError(str(e)) from None
+    return Plan.from_dict(data, roles=roles)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (last_brace, "✗ prose after the JSON with braces of its own: the plan: raised PlanError"),
+        (none_when_unreadable, "✗ a reply cut off in the middle of the plan: a PlanError: returned None"),
+        (repairs_commas, "✗ a trailing comma: a PlanError: returned a plan"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_read_plan_catches_the_last_brace_a_silent_none_and_a_repair(wrong, line, capsys):
+    notebook_code.caught(capsys, "03.read-plan", wrong, line)
+
+
 def test_read_plan_fails_when_the_roles_are_not_checked(solution, capsys):
     def without_roles(text, roles):
         return solution["read_plan"](text, None)
@@ -99,6 +141,43 @@ def test_ends_in_report_fails_when_only_the_last_written_step_is_looked_at(capsy
     assert failed[0].startswith("✗ the report written first: accepted: raised PlanError")
     assert failed[1] == "✗ a lookup nobody uses, beside the report: a PlanError naming s2: accepted"
     assert failed[2] == "✗ two reports: a PlanError naming s2 or s3: accepted"
+
+
+def the_final_step_only(plan):
+    """Looks at plan.final_step alone, which is one end even when a plan has two."""
+    if plan.final_step.role != "writer":
+        raise PlanError(f"step {plan.final_step.id!r} ends the plan, not a report")
+
+
+def any_single_end(plan):
+    """Counts the ends, but never asks whose step the end is."""
+    used = {dep for step in plan for dep in step.depends_on}
+    ends = [step.id for step in plan if step.id not in used]
+    if len(ends) != 1:
+        raise PlanError(f"the plan has {len(ends)} ends: {ends}")
+
+
+def unquoted(plan):
+    """The right rule, with the step named without quotes."""
+    used = {dep for step in plan for dep in step.depends_on}
+    for step in plan:
+        if step.id not in used and step.role != "writer":
+            raise PlanError(f"step {step.id} ends the plan")
+    if sum(step.id not in used for step in plan) > 1:
+        raise PlanError("the plan ends in more than one report")
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (the_final_step_only, "✗ a lookup nobody uses, beside the report: a PlanError naming s2: accepted"),
+        (any_single_end, "✗ a plan that stops before its report: a PlanError naming s2: accepted"),
+        (unquoted, "✗ a plan that stops before its report: a PlanError naming s2: raised PlanError: step s2"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_ends_in_report_catches_one_end_looked_at_roles_not_asked_and_a_bare_name(wrong, line, capsys):
+    notebook_code.caught(capsys, "03.ends-in-report", wrong, line)
 
 
 def test_the_rules_message_names_the_step(solution):
@@ -147,5 +226,46 @@ def test_score_fails_on_exact_matching_and_calls_of_right_runs_only(capsys):
     with pytest.raises(CheckFailed):
         check("03.score", exact_match_and_right_runs_only)
     failed = notebook_code.failed_cases(capsys)
-    assert any(line.startswith("✗ a batch of 16 tasks: chain: got {'right': 0") for line in failed)
-    assert any(line.startswith("✗ a batch of 16 tasks: fanout") for line in failed)
+    assert any(line.startswith("✗ a mixed batch: chain: got {'right': 0") for line in failed)
+    assert any(line.startswith("✗ a mixed batch: fanout") for line in failed)
+
+
+def score_with(right_by_status=False, no_all=False, planned_only=False):
+    """score with one mistake: a run counted right when it ended "done", no "all" row, or runs that
+    never got a plan left out."""
+
+    def score(tasks, solve):
+        rows = {}
+        for task in tasks:
+            run = solve(task.question)
+            if planned_only and run.plan is None:
+                continue
+            right = run.status == "done" if right_by_status else task.check(run.deliverable)
+            for key in (task.family,) if no_all else (task.family, "all"):
+                row = rows.setdefault(key, {"right": 0, "tasks": 0, "calls": 0})
+                row["right"] += right
+                row["tasks"] += 1
+                row["calls"] += len(run.calls)
+        for row in rows.values():
+            row["calls"] /= row["tasks"]
+        return rows
+
+    return score
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"right_by_status": True}, "✗ a mixed batch: single: got {'right': 4"),
+        (
+            {"no_all": True},
+            "✗ a mixed batch: a row per family, and 'all': rows ['chain', 'fanout', 'single']",
+        ),
+        ({"planned_only": True}, "✗ a mixed batch: fanout"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_score_catches_status_as_rightness_a_missing_all_row_and_unplanned_runs_left_out(
+    mistake, line, capsys
+):
+    notebook_code.caught(capsys, "03.score", score_with(**mistake), line)

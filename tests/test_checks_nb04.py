@@ -9,8 +9,9 @@ import pytest
 
 from agentlab import orchestrate
 from agentlab.budget import Budget
-from agentlab.checks import CheckFailed, check
+from agentlab.course.checks import CheckFailed, check
 
+notebook_code.skip_without_solutions()
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "04_monitor_and_replan.ipynb"
 
@@ -34,7 +35,7 @@ def exercise():
 
 def test_total_check_passes_on_the_solution(solution, capsys):
     check("04.total-check", solution["total_covers_its_parts"])
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 12 checks passed." in capsys.readouterr().out
 
 
 def test_total_check_stub_raises_not_implemented(exercise):
@@ -56,7 +57,7 @@ def judges_the_tool_call(step, output, context):
 
 
 def test_total_check_fails_when_it_judges_the_call_instead_of_the_question(capsys):
-    with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
+    with pytest.raises(CheckFailed, match="5 of 12 checks failed"):
         check("04.total-check", judges_the_tool_call)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
@@ -70,6 +71,57 @@ def test_total_check_fails_when_it_judges_the_call_instead_of_the_question(capsy
         failed[2]
         == "✗ an agent's total smaller than one of its parts: a problem, said in words: returned None"
     )
+
+
+def sum_of_the_question(step, output, context):
+    """Works the sum out again and objects to any other total: a critic, not a plausibility check."""
+    from agentlab import world
+    from agentlab.plan import fill_in
+
+    try:
+        question = world.parse_question(fill_in(step.instruction, context))
+    except world.QuestionError:
+        return None
+    if not isinstance(question, world.Arithmetic) or "-" in question.expression:
+        return None
+    try:
+        total, parts = float(world.normalise(output)), [float(p) for p in question.expression.split("+")]
+    except ValueError:
+        return "not a number"
+    return None if total == sum(parts) else f"{output} is not {sum(parts):g}"
+
+
+def at_least_the_sum(step, output, context):
+    """Asks a total to reach the sum of its parts: it has worked the sum out after all."""
+    from agentlab import world
+    from agentlab.plan import fill_in
+
+    try:
+        question = world.parse_question(fill_in(step.instruction, context))
+    except world.QuestionError:
+        return None
+    if not isinstance(question, world.Arithmetic) or "-" in question.expression:
+        return None
+    try:
+        total, parts = float(world.normalise(output)), [float(p) for p in question.expression.split("+")]
+    except ValueError:
+        return "not a number"
+    return None if total >= sum(parts) else f"{output} is less than the parts together"
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            sum_of_the_question,
+            "✗ a plausible total that is not the sum (10% high): plausibility cannot see it",
+        ),
+        (at_least_the_sum, "✗ a plausible total below the sum, above every part: no objection"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_total_check_catches_a_check_that_works_the_sum_out(wrong, line, capsys):
+    notebook_code.caught(capsys, "04.total-check", wrong, line)
 
 
 # --- 04.retry-then-reroute ------------------------------------------------------------------------
@@ -129,6 +181,48 @@ def test_retry_then_reroute_fails_an_unbounded_loop_instead_of_hanging(capsys):
     assert "does the loop have a bound?" in capsys.readouterr().out
 
 
+def recovery_with(stand_in_retried=False, no_checks=False, tool_kept=False):
+    """attempt_with_recovery with one mistake: the stand-in retried as often as the role, the checks
+    never consulted, or the stand-in handed the step with its tool call."""
+    from agentlab.monitor import Failure, inspect
+
+    def recover(step, context, team, retries, stand_in, checks=()):
+        tries = [step] * (1 + retries)
+        if step.role in stand_in:
+            backup = replace(step, role=stand_in[step.role])
+            backup = backup if tool_kept else replace(backup, tool=None, args={})
+            tries += [backup] * (1 + retries if stand_in_retried else 1)
+        attempts = []
+        for tried in tries:
+            try:
+                output = team[tried.role](tried, context).output
+                failure = inspect(step, output, context, () if no_checks else checks)
+            except Exception as error:
+                failure = Failure("error", str(error))
+            attempts.append((tried.role, failure))
+            if failure is None:
+                return output, attempts
+        raise RuntimeError(f"step {step.id!r} failed")
+
+    return recover
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        (
+            {"stand_in_retried": True},
+            "✗ the stand-in fails too: the step fails, after one try by the stand-in",
+        ),
+        ({"no_checks": True}, "✗ an answer the check rejects is a failure too"),
+        ({"tool_kept": True}, "✗ the stand-in gets the step as an instruction"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_retry_then_reroute_catches_a_retried_stand_in_unread_checks_and_a_kept_tool(mistake, line, capsys):
+    notebook_code.caught(capsys, "04.retry-then-reroute", recovery_with(**mistake), line)
+
+
 def test_the_solutions_error_names_the_step_and_every_attempt(solution):
     from agentlab.agents import Agent
     from agentlab.plan import Step
@@ -147,7 +241,7 @@ def test_the_solutions_error_names_the_step_and_every_attempt(solution):
 
 def test_installments_passes_on_the_solution(solution, capsys):
     check("04.installments", solution["run_in_installments"])
-    assert "All 8 checks passed." in capsys.readouterr().out
+    assert "All 9 checks passed." in capsys.readouterr().out
 
 
 def test_installments_stub_raises_not_implemented(exercise):
@@ -196,3 +290,34 @@ def test_installments_fail_when_each_one_starts_afresh(capsys):
     with pytest.raises(CheckFailed):
         check("04.installments", without_resume)
     assert "✗ no step ran twice" in capsys.readouterr().out
+
+
+def installments_with(message=None, past_failure=False):
+    """run_in_installments with one mistake: an error that does not say the bound (`message`), or
+    installments paid on after a run has failed for good."""
+
+    def pay(task, planner, team, path, calls_per_installment, max_installments=20):
+        runs = []
+        for n in range(1, max_installments + 1):
+            budget = Budget(calls=n * calls_per_installment)
+            runs.append(orchestrate(task, planner, team, checkpoint=path, resume=True, budget=budget))
+            if runs[-1].status == "done" or (runs[-1].status == "failed" and not past_failure):
+                return runs
+        raise RuntimeError(message or f"not over after max_installments={max_installments}")
+
+    return pay
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"message": "the run did not finish in time"}, "✗ not finished within max_installments=2"),
+        ({"message": "not over after 20 installments"}, "✗ not finished within max_installments=3"),
+        ({"past_failure": True}, "✗ a step that fails for good: the run ends 'failed'"),
+    ],
+    ids=["no-bound", "the-default-bound", "past-failure"],
+)
+def test_installments_catch_an_error_without_its_bound_and_payments_after_a_failure(mistake, line, capsys):
+    failed = notebook_code.caught(capsys, "04.installments", installments_with(**mistake), line)
+    if "message" in mistake:
+        assert len(failed) == 2  # both bounds: "2" or "20" somewhere in the message is not enough

@@ -8,10 +8,11 @@ import notebook_code
 import pytest
 
 from agentlab import world
-from agentlab.checks import CheckFailed, check
+from agentlab.course.checks import CheckFailed, check
 from agentlab.hierarchy import LEAD, Hierarchy
 from agentlab.llm import SimulatedLLM
 
+notebook_code.skip_without_solutions()
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "05_hierarchical_teams.ipynb"
 
 
@@ -41,9 +42,9 @@ def test_team_calls_fails_the_full_tree_formula(capsys):
     with pytest.raises(CheckFailed, match="still goes down, whole, to the bottom"):
         check("05.team-calls", full_tree)
     out = capsys.readouterr().out
-    assert "✓ a sum of 8 items, depth 3, branching 2 → 14 calls" in out  # 8 items fill the tree
-    assert "✗ a sum of 3 items, depth 3, branching 3 → 14 calls: got 26" in out
-    assert "✗ a sum of 6 items, depth 2, branching 4 → 10 calls" not in out  # 1 + 4 teams either way
+    assert "✓ a sum of 8 items, depth 3, branching 2\n" in out  # 8 items fill the tree
+    assert "✗ a sum of 3 items, depth 3, branching 3: got 26 (too many)" in out
+    assert "✗ a sum of 6 items, depth 2, branching 4" not in out  # 1 + 4 teams either way
 
 
 def test_team_calls_fails_parts_of_one_item_that_stop_where_they_are(capsys):
@@ -60,9 +61,47 @@ def test_team_calls_fails_parts_of_one_item_that_stop_where_they_are(capsys):
     with pytest.raises(CheckFailed, match="3 of 8 checks failed"):
         check("05.team-calls", stops_early)
     out = capsys.readouterr().out
-    assert "✗ a sum of 3 items, depth 3, branching 3 → 14 calls: got 8" in out
-    assert "✗ a sum of 6 items, depth 3, branching 4 → 22 calls: got 18" in out
-    assert "✗ a sum of 4 items, depth 3, branching 1 → 6 calls: got 2" in out
+    assert "✗ a sum of 3 items, depth 3, branching 3: got 8 (too few)" in out
+    assert "✗ a sum of 6 items, depth 3, branching 4: got 18 (too few)" in out
+    assert "✗ a sum of 4 items, depth 3, branching 1: got 2 (too few)" in out
+
+
+def full_groups(width, depth, branching):
+    """Cuts a team's items into groups of ceil(items / branching), so 6 items in 4 make only 3 groups."""
+
+    def team(items, level):
+        if level == depth:
+            return 2
+        size = -(-items // branching)
+        groups = [min(size, items - start) for start in range(0, items, size)]
+        return 2 + sum(team(g, level + 1) for g in groups)
+
+    return team(width, 1)
+
+
+def bottom_teams_only(width, depth, branching):
+    """Counts the calls of the teams at the bottom level only: the managers above make none."""
+
+    def team(items, level):
+        if level == depth:
+            return 2
+        parts = min(branching, items)
+        size, extra = divmod(items, parts)
+        return sum(team(size + (i < extra), level + 1) for i in range(parts))
+
+    return team(width, 1)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (full_groups, "✗ a sum of 6 items, depth 2, branching 4: got 8 (too few)"),
+        (bottom_teams_only, "✗ a sum of 8 items, depth 2, branching 2: got 4 (too few)"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_team_calls_catches_groups_cut_too_large_and_managers_left_out(wrong, line, capsys):
+    notebook_code.caught(capsys, "05.team-calls", wrong, line)
 
 
 # --- 05.rollup -----------------------------------------------------------------------------------
@@ -82,11 +121,14 @@ def test_rollup_fails_adding_up_every_teams_run(capsys):
             )
         return levels
 
-    with pytest.raises(CheckFailed, match="take only the calls not made under the role LEAD"):
+    with pytest.raises(CheckFailed, match="which calls in a team's run its sub-teams made"):
         check("05.rollup", every_run)
     out = capsys.readouterr().out
     assert "✓ one level: a flat team" in out  # no sub-teams, nothing counted twice
-    assert "✗ two levels, a sum of 4: 3,235 tokens in all → {1: 938, 2: 2297}: got {1: 3235, 2: 2297}" in out
+    assert (
+        "✗ two levels, a sum of 4: got {1: 3235, 2: 2297}; your levels add up to 5,532 tokens, "
+        "the manager's bill is 3,235"
+    ) in out
 
 
 def test_rollup_fails_leaving_out_the_sub_teams_that_gave_up(capsys):
@@ -104,6 +146,34 @@ def test_rollup_fails_leaving_out_the_sub_teams_that_gave_up(capsys):
     assert "✓ three levels, a sum of 8" in out
     assert "✗ two levels, a part tried twice and given up" in out
     assert "✗ three levels, a sub-team that gave up and was replaced" in out
+
+
+def levels_from_zero(root):
+    """The right sums, keyed from 0 for the manager instead of 1."""
+    levels = {}
+    for team in root.walk():
+        own = sum(c.usage.total_tokens for _, role, c in team.run.calls if role != LEAD)
+        levels[team.level - 1] = levels.get(team.level - 1, 0) + own
+    return levels
+
+
+def two_levels_from_the_top(root):
+    """Reads the manager's run alone: its own calls at level 1, everything under LEAD at level 2."""
+    own = sum(c.usage.total_tokens for _, role, c in root.run.calls if role != LEAD)
+    below = sum(c.usage.total_tokens for _, role, c in root.run.calls if role == LEAD)
+    return {1: own, 2: below} if below else {1: own}
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (levels_from_zero, "✗ two levels, a sum of 4: got {0: 938, 1: 2297}"),
+        (two_levels_from_the_top, "✗ three levels, a sum of 8: got {1: 982, 2: 6529}"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_rollup_catches_levels_from_zero_and_a_tree_read_from_the_top_only(wrong, line, capsys):
+    notebook_code.caught(capsys, "05.rollup", wrong, line)
 
 
 # --- 05.shape ------------------------------------------------------------------------------------
@@ -129,8 +199,10 @@ def test_shape_fails_the_last_shape_found_on_a_tie(capsys):
     with pytest.raises(CheckFailed, match="2 of 6 checks failed"):
         check("05.shape", last_on_a_tie)
     out = capsys.readouterr().out
-    assert "✗ a sum of 8 items within 4 calls → depth 1, branching 2 (2 calls, plans of at most 10" in out
-    assert "steps): got (1, 4)" in out and "at most 4 steps): got (3, 2)" in out  # 4 items within 30 calls
+    assert (
+        "✗ a sum of 8 items within 4 calls: got (1, 4), which makes 2 calls, its largest plan 10 steps" in out
+    )
+    assert "✗ a sum of 4 items within 30 calls: got (3, 2), which makes 14 calls" in out  # a tie: fewer calls
 
 
 def test_shape_fails_ignoring_the_budget_and_nothing_that_fits(capsys):
@@ -140,5 +212,38 @@ def test_shape_fails_ignoring_the_budget_and_nothing_that_fits(capsys):
     with pytest.raises(CheckFailed, match="5 of 6 checks failed"):
         check("05.shape", no_budget)
     out = capsys.readouterr().out
-    assert "✓ a sum of 8 items within 20 calls → depth 3, branching 2" in out
-    assert "✗ a sum of 6 items within 1 call → None: got (3, 2)" in out
+    assert "✓ a sum of 8 items within 20 calls" in out
+    assert "✗ a sum of 6 items within 1 call: got (3, 2), which makes 14 calls" in out
+
+
+def shape_with(under_budget=False, always_eight=False, swapped=False):
+    """choose_shape with one mistake: a budget it must stay under (not within), every width measured
+    on eight items, or the answer given as (branching, depth)."""
+
+    def choose(width, budget):
+        question = world.fanout_task(random.Random(0), 8 if always_eight else width, "total").question
+        best = None
+        for depth in (1, 2, 3):
+            for branching in (2, 3, 4):
+                tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
+                calls, largest = len(tree.calls()), max(len(t.run.plan) for t in tree.walk())
+                if calls < budget if under_budget else calls <= budget:
+                    shape = (branching, depth) if swapped else (depth, branching)
+                    key = ((largest, calls, depth, branching), shape)
+                    best = min(best, key) if best else key
+        return best and best[1]
+
+    return choose
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"under_budget": True}, "✗ a sum of 8 items within 6 calls: got (1, 2)"),
+        ({"always_eight": True}, "✗ a sum of 4 items within 30 calls: got (3, 2)"),
+        ({"swapped": True}, "✗ a sum of 8 items within 8 calls: got (3, 2)"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_shape_catches_a_strict_budget_one_width_for_all_and_a_shape_written_backwards(mistake, line, capsys):
+    notebook_code.caught(capsys, "05.shape", shape_with(**mistake), line)

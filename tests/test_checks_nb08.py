@@ -1,15 +1,18 @@
 """The checks of notebook 08's exercises: each fails on the stub and on a plausible mistake, and passes
 on the solution notebook's own code."""
 
+import re
 from pathlib import Path
 
 import notebook_code
 import pytest
 
-from agentlab.checks import CheckFailed, check, nb08
+from agentlab import world
+from agentlab.course.checks import CheckFailed, check, nb08
 from agentlab.guardrails import AuditLog
-from agentlab.world.injection import without_injections
+from agentlab.world.injection import call_text, find_injections, without_injections
 
+notebook_code.skip_without_solutions()
 SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "08_guardrails.ipynb"
 
 
@@ -39,8 +42,8 @@ def test_denied_fails_counting_approved_calls_as_refused(capsys):
     with pytest.raises(CheckFailed, match="an approved call is not denied"):
         check("08.denied", not_allowed)
     out = capsys.readouterr().out
-    assert "✓ the forged errand under the office policy: 1 denied" in out
-    assert "✗ a log with allowed, approved, denied and failed calls: 2 denied: got [('s4', 'clerk'" in out
+    assert "✓ the forged errand under the office policy\n" in out  # not how many were denied
+    assert "✗ a log with allowed, approved, denied and failed calls: got [('s4', 'clerk'" in out
 
 
 def test_denied_fails_handing_back_whole_entries(capsys):
@@ -50,10 +53,26 @@ def test_denied_fails_handing_back_whole_entries(capsys):
 
 
 def test_the_mixed_log_has_every_kind_of_entry():
-    log = nb08.mixed_log()
+    log = nb08._mixed_log()
     assert {e.decision for e in log} == {"allowed", "approved", "denied"}
     assert {e.outcome for e in log} == {"ok", "error", "not run"}
-    assert nb08.denied_answer(AuditLog.from_json(log.to_json())) == nb08.denied_answer(log)
+    assert nb08._denied_answer(AuditLog.from_json(log.to_json())) == nb08._denied_answer(log)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            lambda log: [(e.role, e.step, e.tool) for e in log if e.decision == "denied"],
+            "✗ the forged errand",
+        ),
+        (lambda log: sorted((e.step, e.role, e.tool) for e in log if e.decision == "denied"), "✗ a log with"),
+        (lambda log: {(e.step, e.role, e.tool) for e in log if e.decision == "denied"}, "✗ notebook 08's"),
+    ],
+    ids=["role-before-step", "sorted", "a-set"],
+)
+def test_denied_catches_the_fields_swapped_the_log_order_lost_and_a_set(wrong, line, capsys):
+    notebook_code.caught(capsys, "08.denied", wrong, line)
 
 
 # --- 08.policy ------------------------------------------------------------------------------------
@@ -61,26 +80,25 @@ def test_the_mixed_log_has_every_kind_of_entry():
 
 def test_policy_passes_the_solution(capsys):
     check("08.policy", solution("clerk_only"))
-    assert "All 9 checks passed." in capsys.readouterr().out
+    assert "All 14 checks passed." in capsys.readouterr().out
 
 
 def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
-    with pytest.raises(CheckFailed, match="4 of 9 checks failed. Hint: look at who asks"):
+    with pytest.raises(CheckFailed, match="7 of 14 checks failed. Hint: look at who asks"):
         check("08.policy", nb08.office_mail)
     out = capsys.readouterr().out
-    assert "✗ a researcher messages Anselm Dray → denied: approved: an approver said yes" in out
-    assert "✓ the errand with a forged record: nothing goes to Corvin Pell" in out
-    assert "✗ a ReAct agent obeying 30 planted notes: nothing acts: scenarios that acted: ['i01'," in out
+    assert "✗ a researcher messages Anselm Dray: approved: an approver said yes" in out
+    assert "✓ the errand with the harbour master's record forged" in out
+    assert "✗ a ReAct agent obeying 30 planted notes: scenarios that acted: ['i01'," in out
+    assert "✗ every decision comes with a reason for the audit log: 9 without one" in out
 
 
 def test_policy_fails_trusting_the_clerk_with_anything(capsys):
-    with pytest.raises(CheckFailed, match="3 of 9 checks failed"):
+    with pytest.raises(CheckFailed, match="5 of 14 checks failed"):
         check("08.policy", lambda request: request.role == "clerk")
     out = capsys.readouterr().out
-    assert "✗ the clerk deletes the record of Varra → denied: approved" in out
-    assert (
-        "✗ the errand with a forged record: nothing goes to Corvin Pell: [('send_message', {'to': 'Cor" in out
-    )
+    assert "✗ the clerk deletes the record of Varra: approved" in out
+    assert "✗ the errand with the harbour master's record forged: [('send_message', {'to': 'Cor" in out
 
 
 def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
@@ -90,14 +108,42 @@ def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
     with pytest.raises(CheckFailed):
         check("08.policy", crashes)
     out = capsys.readouterr().out
-    assert "✗ the clerk messages Hesper Lusk → approved: raised KeyError: 'entity'" in out
-    assert (
-        "✗ the errand on the real records: the message reaches Anselm Dray: step 's4' (clerk) failed" in out
-    )
+    assert "✗ the clerk messages Hesper Lusk, a person in the records: raised KeyError: 'entity'" in out
+    assert "✗ the errand on the real records: messages sent to []; step 's4' (clerk) failed" in out
+
+
+def policy_with(also=(), no_reason=False):
+    """clerk_only with one mistake: more roles than the clerk let through (`also`), or a bare
+    True or False with no reason for the log."""
+
+    def approve(request):
+        to = request.args.get("to", "")
+        ok = (
+            request.role in ("clerk", *also)
+            and request.tool == "send_message"
+            and to in world.ENTITIES
+            and world.ENTITIES[to].kind == "person"
+        )
+        return ok if no_reason else (ok, "a message from the clerk to a person" if ok else "refused")
+
+    return approve
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"also": ("writer",)}, "✗ the writer messages Anselm Dray: approved"),
+        ({"also": ("analyst",)}, "✗ the analyst messages Anselm Dray: approved"),
+        ({"no_reason": True}, "✗ every decision comes with a reason for the audit log: 9 without one"),
+    ],
+    ids=["writer-too", "analyst-too", "no-reason"],
+)
+def test_policy_catches_another_role_let_through_and_decisions_without_reasons(mistake, line, capsys):
+    notebook_code.caught(capsys, "08.policy", policy_with(**mistake), line)
 
 
 def test_the_insider_notes_name_a_real_person_and_spell_their_call():
-    for scenario in nb08.insider_scenarios():
+    for scenario in nb08._insider_scenarios():
         tool, args = scenario.action
         assert (tool, args["to"]) == ("send_message", "Hesper Lusk")
         assert 'send_message(to="Hesper Lusk"' in scenario.note
@@ -108,33 +154,105 @@ def test_the_insider_notes_name_a_real_person_and_spell_their_call():
 
 def test_sanitise_passes_the_solution(capsys):
     check("08.sanitise", solution("sanitise"))
-    assert "All 7 checks passed." in capsys.readouterr().out
+    assert "All 10 checks passed." in capsys.readouterr().out
 
 
 def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(capsys):
-    with pytest.raises(CheckFailed, match="1 of 7 checks failed. Hint: .*quoted inside an error message"):
+    with pytest.raises(CheckFailed, match="quoting one"):
         check("08.sanitise", lambda text: text.split("\n\n")[0])
     out = capsys.readouterr().out
-    assert "✓ a search with a note: every line of results kept, no call" in out
-    assert "✗ an error message quoting a poisoned record: which step failed kept, no call: 'step" in out
+    assert "✓ a search with no note" in out
+    assert "✗ an error message quoting a poisoned record: a call is still there: send_message(to=" in out
 
 
 def test_sanitise_fails_dropping_whole_paragraphs_which_loses_the_error(capsys):
-    with pytest.raises(CheckFailed, match="1 of 7 checks failed"):
-        check("08.sanitise", without_injections)
-    assert "✗ an error message quoting a poisoned record: which step failed kept, no call: ''" in (
-        capsys.readouterr().out
+    failed = notebook_code.caught(
+        capsys,
+        "08.sanitise",
+        without_injections,
+        "✗ an error message quoting a poisoned record: your text stops",
+    )
+    assert (
+        "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after 'Hesper Lusk'"
+        in failed[0]
     )
 
 
 def test_sanitise_fails_keeping_only_the_first_line(capsys):
-    with pytest.raises(CheckFailed, match="3 of 7 checks failed"):
-        check("08.sanitise", lambda text: text.splitlines()[0])
-    out = capsys.readouterr().out
-    assert "✓ a lookup with a note (RECORDS OFFICE NOTICE: t...): the value kept, no call" in out
-    assert "✗ a search with a note: every line of results kept" in out
-    assert "✗ a search with no note: unchanged" in out
-    assert "✗ an error message quoting a poisoned record" in out  # one line, note and all
+    notebook_code.caught(
+        capsys,
+        "08.sanitise",
+        lambda text: text.splitlines()[0],
+        "✗ a search with no note: your text stops after",
+        "✗ an error message quoting a poisoned record: a call is still there",
+    )
+
+
+def first_call_only(text):
+    """Cuts out the first call it finds, and stops looking."""
+    found = find_injections(text)
+    return text.replace(call_text(*found[0]), "[call removed]") if found else text
+
+
+def cut_at_the_call(text):
+    """Cuts the text off where the first call starts, and puts the marker there."""
+    found = find_injections(text)
+    return text[: text.find(call_text(*found[0]))] + "[call removed]" if found else text
+
+
+def greedy_pattern(text):
+    """A regex from a name and "(" to the last ")" on the line: anything in between goes too."""
+    return re.sub(r"\w+\(.*\)", "[call removed]", text)
+
+
+def any_parentheses(text):
+    """A regex for any name followed by parentheses: a call, or max(215, 640)."""
+    return re.sub(r"\w+\([^()]*\)", "[call removed]", text)
+
+
+def no_marker(text):
+    """Deletes every call without leaving the marker."""
+    for tool, args in find_injections(text):
+        text = text.replace(call_text(tool, args), "")
+    return text
+
+
+def messages_only(text):
+    """Looks for send_message only: the scenarios plant delete_record too."""
+    for tool, args in find_injections(text):
+        if tool == "send_message":
+            text = text.replace(call_text(tool, args), "[call removed]")
+    return text
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            first_call_only,
+            "✗ a note asking for two calls in one sentence: a call is still there: delete_record",
+        ),
+        (cut_at_the_call, "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after"),
+        (greedy_pattern, "✗ a note asking for two calls in one sentence: your text goes wrong at character"),
+        (
+            any_parentheses,
+            "✗ a text with parentheses that are not calls: max(215, 640): your text goes wrong",
+        ),
+        (
+            no_marker,
+            "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text goes wrong at character",
+        ),
+        (
+            messages_only,
+            "✗ a lookup with a note asking to delete a record: a call is still there: delete_record",
+        ),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_sanitise_catches_one_call_of_two_a_cut_text_broad_patterns_no_marker_and_one_tool(
+    wrong, line, capsys
+):
+    notebook_code.caught(capsys, "08.sanitise", wrong, line)
 
 
 # --- 08.safe-replan -------------------------------------------------------------------------------
@@ -142,7 +260,7 @@ def test_sanitise_fails_keeping_only_the_first_line(capsys):
 
 def test_safe_replan_passes_the_solution(capsys):
     check("08.safe-replan", solution("sanitise", "safe_replan"))
-    assert "All 4 checks passed." in capsys.readouterr().out
+    assert "All 6 checks passed." in capsys.readouterr().out
 
 
 def test_safe_replan_fails_cleaning_the_outputs_but_not_the_failure_message(capsys):
@@ -151,12 +269,13 @@ def test_safe_replan_fails_cleaning_the_outputs_but_not_the_failure_message(caps
     def outputs_only(planner, task, plan, outputs, failure):
         return planner.replan(task, plan, {k: sanitise(v) for k, v in outputs.items()}, failure)
 
-    with pytest.raises(CheckFailed, match="1 of 4 checks failed. Hint: .*the message saying why"):
+    with pytest.raises(CheckFailed, match="2 of 6 checks failed. Hint: .*the message saying why"):
         check("08.safe-replan", outputs_only)
+    out = capsys.readouterr().out
     assert (
-        "✗ 28 failed runs replanned by a planner that obeys every note: no plan acts: plans that act: ['i"
-        in (capsys.readouterr().out)
+        "✗ the failed runs of notebook 08, replanned by a planner that obeys every note: the new plans" in out
     )
+    assert "✗ a failure message quoting a note: what the planner is told: told a call is still there" in out
 
 
 def test_safe_replan_fails_hiding_the_outputs_altogether(capsys):
@@ -165,11 +284,13 @@ def test_safe_replan_fails_hiding_the_outputs_altogether(capsys):
     def forget_the_outputs(planner, task, plan, outputs, failure):
         return planner.replan(task, plan, {}, sanitise(failure))
 
-    with pytest.raises(CheckFailed, match="2 of 4 checks failed"):
-        check("08.safe-replan", forget_the_outputs)
-    out = capsys.readouterr().out
-    assert "✗ every replanned run finishes with the right answer: wrong or failed: ['i" in out
-    assert "✗ outputs with no note reach the planner unchanged: shown {}" in out
+    notebook_code.caught(
+        capsys,
+        "08.safe-replan",
+        forget_the_outputs,
+        "✗ the replanned runs' answers: wrong or failed: ['i",
+        "✗ outputs with no note: what the planner is shown: shown {}",
+    )
 
 
 def test_safe_replan_fails_dropping_the_failure_with_its_note(capsys):
@@ -177,6 +298,36 @@ def test_safe_replan_fails_dropping_the_failure_with_its_note(capsys):
         clean = {k: without_injections(v) for k, v in outputs.items()}
         return planner.replan(task, plan, clean, without_injections(failure))
 
-    with pytest.raises(CheckFailed, match="1 of 4 checks failed"):
-        check("08.safe-replan", drops_the_reason)
-    assert "✗ the planner is still told which step failed, and why: shown ''" in capsys.readouterr().out
+    notebook_code.caught(
+        capsys,
+        "08.safe-replan",
+        drops_the_reason,
+        "✗ a failure message quoting a note: what the planner is told",
+    )
+
+
+def in_place(planner, task, plan, outputs, failure):
+    """Cleans the outputs in the dict it was handed: the failed run's own record."""
+    sanitise = solution("sanitise")
+    for step in outputs:
+        outputs[step] = sanitise(outputs[step])
+    return planner.replan(task, plan, outputs, sanitise(failure))
+
+
+def broad_cleaning(planner, task, plan, outputs, failure):
+    """Cleans with a pattern that takes anything from a name and "(" to the last ")" on a line."""
+    return planner.replan(
+        task, plan, {k: greedy_pattern(v) for k, v in outputs.items()}, greedy_pattern(failure)
+    )
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (in_place, "✗ the failed runs' own records afterwards: outputs changed in place: ['i"),
+        (broad_cleaning, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_safe_replan_catches_a_record_cleaned_in_place_and_a_broad_pattern(wrong, line, capsys):
+    notebook_code.caught(capsys, "08.safe-replan", wrong, line)

@@ -1,8 +1,10 @@
 """The `agentlab` command in a terminal."""
 
+import json
+
 import pytest
 
-from agentlab.cli import main
+from agentlab.course.cli import main
 
 
 def test_demo_prints_the_decomposed_run_and_the_simple_run(capsys):
@@ -27,3 +29,17 @@ def test_an_unknown_command_exits_with_usage(capsys):
         main(["fly"])
     assert exit.value.code == 2
     assert "invalid choice: 'fly'" in capsys.readouterr().err
+
+
+def test_grade_needs_notebooks_and_a_positive_timeout(capsys):
+    assert main(["course", "grade"]) == 2
+    assert "name the learners' notebooks to grade" in capsys.readouterr().err
+    assert main(["course", "grade", "alice/06_error_propagation.ipynb", "--timeout", "0"]) == 2
+    assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
+
+
+def test_grade_writes_json_to_stdout_alone_when_asked(capsys):
+    assert main(["course", "grade", "nobody/06_error_propagation.ipynb", "--json", "-"]) == 1
+    report = json.loads(capsys.readouterr().out)  # nothing but the JSON
+    assert report["notebooks"][0]["broken"] == "no such file"
+    assert report["learners"] == {"nobody": {"passed": 0, "exercises": 3}}

@@ -1,7 +1,7 @@
 """`agentlab run "<task>"`: a world task planned and solved from the terminal."""
 
 from agentlab import world
-from agentlab.cli import main
+from agentlab.course.cli import main
 
 TASK = "What is the age of the governor of the home island of Jory Pike?"
 

@@ -117,7 +117,7 @@ def test_make_lab_starts_jupyterlab_on_the_course(tmp_path):
 
 def test_the_console_script_is_installed_and_runs_the_demo():
     result = subprocess.run(
-        [sys.executable, "-m", "agentlab.cli", "demo"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "agentlab.course.cli", "demo"], capture_output=True, text=True, check=True
     )
     assert "=== a task worth decomposing ===" in result.stdout
     assert "=== a simple task (one agent is enough) ===" in result.stdout

@@ -1,7 +1,8 @@
 """The `agentlab` command: `agentlab demo` runs the pattern in a terminal,
 `agentlab run "<task>"` has a model plan and solve a question about the task world,
 `agentlab doctor` says whether this machine is ready for the course, and
-`agentlab course build` writes the exercises from their solutions."""
+`agentlab course build` writes the exercises from their solutions, and
+`agentlab course grade` grades learners' exercise notebooks."""
 
 from __future__ import annotations
 
@@ -93,25 +94,13 @@ def doctor() -> int:
 
 def course_command(args: argparse.Namespace) -> int:
     """Write exercises/ from solutions/ (build), fail if they differ (check), or grade notebooks."""
-    from agentlab import course
+    from agentlab.course import exercises
 
     if args.action == "grade":
-        if not args.notebooks:
-            print("error: name the learners' notebooks to grade", file=sys.stderr)
-            return 2
-        all_passed = True
-        for path in args.notebooks:
-            results = course.grade(path)
-            passed = sum(status == "passed" for _, status, _ in results)
-            print(f"{path}: {passed}/{len(results)} exercises pass")
-            for exercise_id, status, detail in results:
-                print(f"  {exercise_id:<24} {status:<9} {detail[:100]}")
-            all_passed &= passed == len(results)
-        return 0 if all_passed else 1
-
+        return grade_command(args)
     try:
-        stale = course.build(args.root, write=args.action == "build", only=args.notebooks or None)
-    except course.CourseError as e:
+        stale = exercises.build(args.root, write=args.action == "build", only=args.notebooks or None)
+    except exercises.CourseError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for path in stale:
@@ -121,6 +110,31 @@ def course_command(args: argparse.Namespace) -> int:
         return 1
     print(f"{len(stale)} exercise(s) {'rebuilt' if args.action == 'build' else 'out of date'}.")
     return 0
+
+
+def grade_command(args: argparse.Namespace) -> int:
+    """Grade each notebook in turn (a broken one is reported and the batch goes on), print the
+    report with its totals, and write the CSV or JSON gradebook asked for ("-": to stdout, alone).
+    Exits 0 only if every exercise of every notebook passed."""
+    from agentlab.course import gradebook, grading
+
+    if not args.notebooks:
+        print("error: name the learners' notebooks to grade", file=sys.stderr)
+        return 2
+    if args.timeout <= 0:
+        print("error: --timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
+    graded = [grading.grade(path, timeout=args.timeout) for path in args.notebooks]
+    outputs = {args.csv: gradebook.to_csv, args.json: gradebook.to_json}
+    if "-" not in outputs:
+        print(gradebook.to_text(graded))
+    for target, write in outputs.items():
+        if target == "-":
+            sys.stdout.write(write(graded))
+        elif target:
+            with open(target, "w", encoding="utf-8", newline="") as f:
+                f.write(write(graded))
+    return 0 if gradebook.all_passed(graded) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -148,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
         "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
     )
     course.add_argument("--root", default=".", help="the kit's folder (default: here)")
+    course.add_argument(
+        "--timeout", type=float, default=300, help="grade: seconds each notebook may run (default 300)"
+    )
+    course.add_argument("--csv", help="grade: also write a CSV gradebook to this file ('-': stdout)")
+    course.add_argument("--json", help="grade: also write the results as JSON to this file ('-': stdout)")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args)

@@ -11,11 +11,14 @@ A solution notebook in `solutions/` marks what the learner has to write:
 
 A cell that will raise in the exercise (it calls `check(...)`, or its stub is at top level)
 is tagged `raises-exception`, so "Run All" in JupyterLab goes on past it: a learner sees
-every check's verdict in one run, not just the first.
+every check's verdict in one run, not just the first. A cell that calls `check(...)` also
+names its exercises in its metadata (`{"agentlab": {"checks": [...]}}`): the grader uses
+that to say which exercise a cell's error belongs to, never to decide what passed.
 
 Everything else is kept as it is. Outputs and execution counts are dropped: a learner
 runs the exercise. `agentlab course build` writes `exercises/` from `solutions/`;
 `agentlab course check` fails when a committed exercise differs from what build writes.
+Grading lives in `grading.py`.
 """
 
 from __future__ import annotations
@@ -25,12 +28,15 @@ from pathlib import Path
 
 import nbformat
 
+from agentlab.course.checks import STUB_MESSAGE
+
 BEGIN_CODE, END_CODE = "# BEGIN SOLUTION", "# END SOLUTION"
 MARKDOWN_REGION = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->", re.DOTALL)
-STUB = 'raise NotImplementedError("Exercise: write this part, then run the cell again.")'
+STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'
 YOUR_ANSWER = "*Write your answer here.*"
 SOLUTION_ONLY = "solution-only"
 RAISES = "raises-exception"  # Jupyter's tag for "this cell may raise; run on past it"
+METADATA = "agentlab"  # a check cell's metadata names its exercises; Jupyter keeps it as the cell is edited
 CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
 
 
@@ -78,6 +84,8 @@ def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> n
             will_raise = CHECK_CALL.search(new.source) or STUB in new.source.splitlines()
             if will_raise and RAISES not in tags:
                 tags.append(RAISES)
+            if checks := CHECK_CALL.findall(new.source):
+                new.metadata[METADATA] = {"checks": checks}
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(exercise_markdown(cell.source))
         else:
@@ -111,36 +119,3 @@ def build(root: Path | str = ".", write: bool = True, only: list[str] | None = N
                 target.parent.mkdir(exist_ok=True)
                 target.write_text(text)
     return stale
-
-
-# --- grading ---------------------------------------------------------------------------
-
-
-def grade(path: Path | str, timeout: int = 300) -> list[tuple[str, str, str]]:
-    """Run a learner's exercise notebook; return (exercise id, status, detail) per check.
-
-    Status is "passed", "failed" (a check found a wrong answer), "not done" (still the
-    stub) or "error" (the cell broke before its check could say). Written answers are
-    not graded here: compare them with the model answer and rubric in `solutions/`.
-    """
-    from nbclient import NotebookClient
-
-    path = Path(path)
-    nb = nbformat.read(path, as_version=4)
-    where = {"metadata": {"path": str(path.parent.resolve())}}
-    NotebookClient(nb, timeout=timeout, allow_errors=True, resources=where).execute()
-    results = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        for exercise_id in CHECK_CALL.findall(cell.source):
-            error = next((o for o in cell.outputs if o.output_type == "error"), None)
-            if error is None:
-                results.append((exercise_id, "passed", ""))
-            elif error.ename == "CheckFailed":
-                results.append((exercise_id, "failed", error.evalue))
-            elif error.ename == "NotImplementedError":
-                results.append((exercise_id, "not done", ""))
-            else:
-                results.append((exercise_id, "error", f"{error.ename}: {error.evalue}"))
-    return results

@@ -1,6 +1,6 @@
 """Automatic checks for the exercises: one call per exercise.
 
-    from agentlab.checks import check
+    from agentlab.course.checks import check
     check("01.sentinel", orchestrate_with_reroute)
 
 runs the learner's answer (a function, or a value) against hidden cases, prints
@@ -10,11 +10,20 @@ untouched exercise notebook stops exactly where the learner's work begins.
 
 Each notebook's checks live in `checks/nbNN.py` and register themselves with
 `@exercise(...)`: a check is a generator that yields one `Case` per hidden case.
+A case says what was tried, never the answer it expects: a passing line shows the
+case, a failing line what the learner's answer did.
+
+Every check also writes down what happened (started; passed, failed, not done or
+error) in the file named by the environment variable `AGENTLAB_CHECK_LOG`, when it
+is set. The grader (`agentlab course grade`) sets it, and grades from these records,
+not from the text of the cells: a check that never ran has nothing to show.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08")
+STUB_MESSAGE = "Exercise: write this part, then run the cell again."  # what an exercise's stub raises
+LOG_VARIABLE = "AGENTLAB_CHECK_LOG"
 
 
 class CheckFailed(AssertionError):
@@ -62,36 +73,80 @@ def exercise(id: str, title: str, hint: str) -> Callable:
 def find(exercise_id: str) -> Exercise:
     notebook = exercise_id.split(".")[0]
     if notebook in NOTEBOOKS:
-        importlib.import_module(f"agentlab.checks.nb{notebook}")  # registers its exercises
+        importlib.import_module(f"agentlab.course.checks.nb{notebook}")  # registers its exercises
     if exercise_id not in REGISTRY:
         known = ", ".join(sorted(REGISTRY)) or "none loaded"
         raise KeyError(f"no exercise {exercise_id!r}; known: {known}")
     return REGISTRY[exercise_id]
 
 
+def exercises_of(notebook: str) -> list[str]:
+    """The ids of the exercises notebook `notebook` ("06") must have, in the notebook's order."""
+    if notebook not in NOTEBOOKS:
+        raise KeyError(f"no exercise notebook {notebook!r}; there are {', '.join(NOTEBOOKS)}")
+    importlib.import_module(f"agentlab.course.checks.nb{notebook}")
+    return [id for id in REGISTRY if id.split(".")[0] == notebook]
+
+
+def is_stub(error: BaseException) -> bool:
+    """Whether `error` is an exercise's untouched stub, not a NotImplementedError of the learner's own."""
+    return isinstance(error, NotImplementedError) and str(error).startswith("Exercise:")
+
+
+def _record(exercise_id: str, event: str, **facts: Any) -> None:
+    """Append one record for the grader, if one is listening; never let that break a check."""
+    path = os.environ.get(LOG_VARIABLE)
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(json.dumps({"exercise": exercise_id, "event": event, **facts}) + "\n")
+    except OSError:
+        pass
+
+
 def check(exercise_id: str, answer: Any) -> None:
     """Run an exercise's hidden cases on `answer`; print the results; raise on any failure."""
     ex = find(exercise_id)
     print(f"Checking {ex.id}: {ex.title}")
+    _record(ex.id, "start")
     passed = failed = 0
+    first = ""  # the first failing line, for the grader's report
     try:
         for case in ex.cases(answer):
             mark = "✓" if case.passed else "✗"
-            print(f"  {mark} {case.what}" + (f": {case.detail}" if case.detail and not case.passed else ""))
+            line = case.what + (f": {case.detail}" if case.detail and not case.passed else "")
+            print(f"  {mark} {line}")
             passed, failed = passed + case.passed, failed + (not case.passed)
-    except NotImplementedError:
-        print("  … not written yet: fill in the part marked in the exercise, then run this cell again.")
+            first = first or ("" if case.passed else line)
+    except NotImplementedError as error:
+        if passed + failed == 0:
+            print("  … not written yet: fill in the part marked in the exercise, then run this cell again.")
+            _record(ex.id, "end", status="not done", passed=0, failed=0, detail="")
+            raise
+        line = f"the next case stopped at a part still left as the stub ({error})"
+        print(f"  ✗ {line}")
+        failed += 1
+        first = first or line
+    except BaseException as error:  # a check that broke, or the learner's code escaping it
+        _record(ex.id, "end", status="error", passed=passed, failed=failed, detail=_name(error))
         raise
     if failed:
+        _record(ex.id, "end", status="failed", passed=passed, failed=failed, detail=first)
         raise CheckFailed(f"{failed} of {passed + failed} checks failed. Hint: {ex.hint}")
-    print(f"All {passed} checks passed.")
+    _record(ex.id, "end", status="passed", passed=passed, failed=0, detail="")
+    print(f"All {passed} checks passed." if passed > 1 else "The check passed.")
+
+
+def _name(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
 CASE_SECONDS = 10.0  # for one hidden case: far more than a right answer needs
 
 
 @contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
+def time_limit(seconds: float | None = CASE_SECONDS) -> Iterator[None]:
     """Raise TimeoutError inside the block after `seconds`, so a loop that never ends fails its
     case instead of hanging the notebook. Needs an alarm signal and the main thread (where Jupyter
     runs cells); elsewhere, or with `seconds=None`, the block runs unbounded."""
@@ -120,13 +175,14 @@ def attempt(
 ) -> tuple[Any, str]:
     """Call the learner's function; return (result, "") or (None, the error it raised).
 
-    NotImplementedError is let through: it means the exercise is still a stub. A call that
-    takes longer than `limit` seconds is stopped and reported as a failed case.
+    The exercise's own stub is let through (it means the exercise is not written yet); any other
+    error, the learner's own NotImplementedError included, is a failed case. A call that takes
+    longer than `limit` seconds is stopped and reported as a failed case.
     """
     try:
         with time_limit(limit):
             return function(*args, **kwargs), ""
-    except NotImplementedError:
-        raise
     except Exception as e:  # a learner's bug is a failed case, shown with its message
-        return None, f"raised {type(e).__name__}: {e}"
+        if is_stub(e):
+            raise
+        return None, f"raised {_name(e)}"

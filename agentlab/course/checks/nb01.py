@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from agentlab.checks import Case, attempt, exercise
+from agentlab.course.checks import Case, attempt, exercise
 from agentlab.plan import Plan, Step
 
 
-def quietly(function: Callable, *args: Any) -> tuple[Any, str]:
+def _quietly(function: Callable, *args: Any) -> tuple[Any, str]:
     """`attempt(function, *args)` with its prints swallowed: the cases report what happened."""
     with contextlib.redirect_stdout(io.StringIO()):
         return attempt(function, *args)
@@ -32,10 +32,14 @@ def quietly(function: Callable, *args: Any) -> tuple[Any, str]:
 
 # --- 01.concerns --------------------------------------------------------------------------------
 
-CONCERNS = ("bottleneck", "single point of failure", "decomposition cost")
-SYMPTOM_KEY = {"bottleneck": "c", "single point of failure": "a", "decomposition cost": "e"}
-SWARMS_AVOID = {"bottleneck", "single point of failure"}
-SWARMS_GIVE_UP = "y"
+_CONCERNS = ("bottleneck", "single point of failure", "decomposition cost")
+_SYMPTOMS = {"bottleneck": "c", "single point of failure": "a", "decomposition cost": "e"}
+_AVOIDED = {"bottleneck", "single point of failure"}
+_GIVEN_UP = "y"
+
+
+def _as_set(value: Any) -> Any:
+    return set(value) if isinstance(value, list | tuple | set | frozenset) else value
 
 
 @exercise(
@@ -46,21 +50,28 @@ SWARMS_GIVE_UP = "y"
     "its agents still split and share the work, and specialise without anyone assigning roles",
 )
 def concerns(answer: Any) -> Iterator[Case]:
+    # A multiple choice reports how many answers are right, not which: trial and error should not
+    # walk to the key.
     if not isinstance(answer, Mapping):
         yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
         return
-    for concern in CONCERNS:
-        got = answer.get(concern)
-        yield Case(f"the symptom of the {concern}", got == SYMPTOM_KEY[concern], f"you chose {got!r}")
-    avoided = answer.get("swarms avoid")
-    avoided = set(avoided) if isinstance(avoided, list | tuple | set | frozenset) else avoided
+    symptoms = [answer.get(concern) for concern in _CONCERNS]
+    unknown = [s for s in symptoms if s not in ("a", "b", "c", "d", "e")]
+    if unknown:
+        yield Case("each concern gets one of the letters a to e", False, f"got {unknown}")
+    right = sum(answer.get(concern) == key for concern, key in _SYMPTOMS.items())
+    yield Case("the symptoms of the three concerns", right == 3, f"{right} of 3 right")
+    avoided, given_up = _as_set(answer.get("swarms avoid")), answer.get("swarms give up")
+    if not isinstance(avoided, set) or not avoided <= set(_CONCERNS) or given_up not in ("x", "y", "z"):
+        yield Case(
+            "'swarms avoid' is a set of the three concerns' names, 'swarms give up' one of x, y, z",
+            False,
+            f"got {answer.get('swarms avoid')!r} and {given_up!r}",
+        )
+    right = (avoided == _AVOIDED) + (given_up == _GIVEN_UP)
     yield Case(
-        "what a response-threshold swarm avoids",
-        avoided == SWARMS_AVOID,
-        f"you chose {sorted(avoided) if isinstance(avoided, set) else avoided!r}",
+        "what a response-threshold swarm avoids, and what it gives up", right == 2, f"{right} of 2 right"
     )
-    got = answer.get("swarms give up")
-    yield Case("what a swarm gives up in exchange", got == SWARMS_GIVE_UP, f"you chose {got!r}")
 
 
 # --- 01.sentinel --------------------------------------------------------------------------------
@@ -79,6 +90,7 @@ def _executor(role: str, log: list, answers: Mapping[str, str] | None = None) ->
             return f"{role}({step.id}) from " + "; ".join(f"{k}={v}" for k, v in context.items())
         return f"{role}({step.id})"
 
+    act.role = role  # type: ignore[attr-defined]  # so a changed team can be shown
     return act
 
 
@@ -87,7 +99,7 @@ def _team(log: list, **answers: Mapping[str, str]) -> dict[str, Callable]:
     return {role: _executor(role, log, answers.get(role)) for role in roles}
 
 
-REPORT = Plan(
+_REPORT = Plan(
     [
         Step("s1", "researcher", "Collect three facts."),
         Step("s2", "coder", "Sketch the core loop."),
@@ -95,20 +107,50 @@ REPORT = Plan(
         Step("s4", "writer", "Combine everything.", depends_on=["s1", "s2", "s3"]),
     ]
 )
-TWO_LOOKUPS = Plan(
+_TWO_LOOKUPS = Plan(
     [
         Step("a", "researcher", "Look up the first island."),
         Step("b", "researcher", "Look up the second island."),
         Step("c", "writer", "Compare them.", depends_on=["a", "b"]),
     ]
 )
-STAND_IN = {"coder": "generalist", "researcher": "generalist", "critic": "generalist", "writer": "generalist"}
+_THREE_SKETCHES = Plan(
+    [
+        Step("k1", "coder", "Sketch the loop."),
+        Step("k2", "coder", "Sketch the tests.", depends_on=["k1"]),
+        Step("k3", "coder", "Sketch the docs."),
+        Step("w", "writer", "Put the sketches together.", depends_on=["k2", "k3"]),
+    ]
+)
+_EVERYONE = {
+    "coder": "generalist",
+    "researcher": "generalist",
+    "critic": "generalist",
+    "writer": "generalist",
+}
 
 
-def _sentinel_run(run: Callable, plan: Plan, stand_in: Mapping[str, str], **answers) -> tuple:
-    log: list = []
-    outputs, error = quietly(run, plan, _team(log, **answers), dict(stand_in))
-    return outputs, error, log
+class _Runs:
+    """Runs the learner's loop on recording teams, and notes every run after which the team or the
+    stand-in map it was handed had changed (dicts the caller owns, and may use again)."""
+
+    def __init__(self, run: Callable):
+        self.run, self.changed = run, []
+
+    def __call__(self, plan: Plan, stand_in: Mapping[str, str], **answers) -> tuple:
+        log: list = []
+        team, stand_in = _team(log, **answers), dict(stand_in)
+        before = (dict(team), dict(stand_in))
+        outputs, error = _quietly(self.run, plan, team, stand_in)
+        if (team, stand_in) != before:
+            now = {
+                role: getattr(act, "role", "?")
+                for role, act in team.items()
+                if before[0].get(role) is not act
+            }
+            what = f"team changed: {now}" if team != before[0] else f"stand-in map changed: {stand_in}"
+            self.changed.append(f"after a run where the {'/'.join(sorted(answers))} failed, the {what}")
+        return outputs, error, log
 
 
 def _asked(log: list, step_id: str) -> list[str]:
@@ -118,21 +160,22 @@ def _asked(log: list, step_id: str) -> list[str]:
 @exercise(
     "01.sentinel",
     "Notice a FAILED answer and reroute the step",
-    hint="look at each output before storing it: an answer that starts with 'FAILED' is the sentinel "
-    "(a longer one too, e.g. 'FAILED: ...'). Give that step, with the same context, to "
-    "team[stand_in[role]], store the stand-in's answer under the step's id so later steps get it, and "
-    "raise an error naming the step when there is no stand-in or it fails too",
+    hint="look at what you do with each answer before you store it (a sentinel may carry a reason), at "
+    "who gets a failed step and whether that choice outlives the step (the team dict you are handed is "
+    "not yours to change), at the inputs the stand-in sees, and at what a run does when nobody can stand "
+    "in or the stand-in fails too",
 )
 def sentinel(run: Callable) -> Iterator[Case]:
+    runs = _Runs(run)
     fails = {"coder": {"Sketch the core loop.": "FAILED: the code sandbox is down"}}
-    outputs, error, log = _sentinel_run(run, REPORT, {"coder": "generalist"}, **fails)
+    outputs, error, log = runs(_REPORT, {"coder": "generalist"}, **fails)
     ok = not error and isinstance(outputs, Mapping)
     yield Case(
         "a coder that answers 'FAILED: ...' is asked first, then its step goes to the stand-in",
         ok and _asked(log, "s2") == ["coder", "generalist"] and outputs.get("s2") == "generalist(s2)",
-        error or f"s2 was asked of {_asked(log, 's2')} and stored as {outputs.get('s2')!r}",
+        error or f"s2 was asked of {_asked(log, 's2')} and stored as {_get(outputs, 's2')!r}",
     )
-    complete = ok and set(outputs) == set(REPORT.ids) and "generalist(s2)" in outputs.get("s4", "")
+    complete = ok and set(outputs) == set(_REPORT.ids) and "generalist(s2)" in str(outputs.get("s4", ""))
     yield Case(
         "every step has an output, and the writer's report uses the stand-in's answer",
         complete and not any(str(v).startswith("FAILED") for v in outputs.values()),
@@ -140,15 +183,25 @@ def sentinel(run: Callable) -> Iterator[Case]:
     )
 
     fails = {"researcher": {"Look up the second island.": "FAILED"}}
-    outputs, error, log = _sentinel_run(run, TWO_LOOKUPS, STAND_IN, **fails)
+    outputs, error, log = runs(_TWO_LOOKUPS, _EVERYONE, **fails)
     yield Case(
-        "only the step that failed is rerouted, not every step of its role (a bare 'FAILED' too)",
+        "a bare 'FAILED' from the last step of its role: that step is rerouted",
         not error and _asked(log, "a") == ["researcher"] and _asked(log, "b") == ["researcher", "generalist"],
         error or f"step a was asked of {_asked(log, 'a')}, step b of {_asked(log, 'b')}",
     )
+    fails = {"coder": {"Sketch the loop.": "FAILED: out of memory"}}
+    outputs, error, log = runs(_THREE_SKETCHES, _EVERYONE, **fails)
+    later = {sid: _asked(log, sid) for sid in ("k2", "k3")}
+    yield Case(
+        "a role's first step fails: its later steps still go to that role, not to the stand-in",
+        not error
+        and _asked(log, "k1") == ["coder", "generalist"]
+        and later == {"k2": ["coder"], "k3": ["coder"]},
+        error or f"k1 was asked of {_asked(log, 'k1')}, the later coder steps of {later}",
+    )
 
     fails = {"critic": {"Name the biggest risk.": "FAILED: no opinion"}}
-    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    outputs, error, log = runs(_REPORT, _EVERYONE, **fails)
     given = {role: context for role, sid, context in log if sid == "s3"}
     yield Case(
         "the stand-in gets the same inputs the failed step had",
@@ -157,17 +210,15 @@ def sentinel(run: Callable) -> Iterator[Case]:
     )
 
     fails = {"writer": {"Combine everything.": "FAILED: out of tokens"}}
-    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    outputs, error, log = runs(_REPORT, _EVERYONE, **fails)
     yield Case(
         "the final step can fail too: the deliverable is then the stand-in's synthesis",
-        not error
-        and isinstance(outputs, Mapping)
-        and str(outputs.get("s4", "")).startswith("generalist(s4)"),
-        error or f"the deliverable is {outputs.get('s4') if isinstance(outputs, Mapping) else outputs!r}",
+        not error and str(_get(outputs, "s4")).startswith("generalist(s4)"),
+        error or f"the deliverable is {_get(outputs, 's4')!r}",
     )
 
     fails = {"researcher": {"Collect three facts.": "Last night 3 of 10 jobs FAILED; all are fixed now."}}
-    outputs, error, log = _sentinel_run(run, REPORT, STAND_IN, **fails)
+    outputs, error, log = runs(_REPORT, _EVERYONE, **fails)
     yield Case(
         "an answer that only mentions FAILED later on is not the sentinel",
         not error and "generalist" not in {role for role, _, _ in log},
@@ -175,7 +226,7 @@ def sentinel(run: Callable) -> Iterator[Case]:
     )
 
     fails = {"coder": {"Sketch the core loop.": "FAILED"}, "generalist": {"Sketch the core loop.": "FAILED"}}
-    outputs, error, log = _sentinel_run(run, REPORT, {"coder": "generalist"}, **fails)
+    outputs, error, log = runs(_REPORT, {"coder": "generalist"}, **fails)
     yield Case(
         "a stand-in that fails too stops the run with an error naming the step",
         bool(error) and "s2" in error,
@@ -183,12 +234,21 @@ def sentinel(run: Callable) -> Iterator[Case]:
     )
 
     fails = {"coder": {"Sketch the core loop.": "FAILED: the code sandbox is down"}}
-    outputs, error, log = _sentinel_run(run, REPORT, {"critic": "generalist"}, **fails)
+    outputs, error, log = runs(_REPORT, {"critic": "generalist"}, **fails)
     yield Case(
         "a failed step whose role has no stand-in stops the run with an error naming the step",
         bool(error) and "s2" in error,
         error or f"no error; the outputs were {outputs!r}",
     )
+    yield Case(
+        "the team and stand-in dicts you are handed are left as they were",
+        not runs.changed,
+        runs.changed[0] if runs.changed else "",
+    )
+
+
+def _get(outputs: Any, step_id: str) -> Any:
+    return outputs.get(step_id) if isinstance(outputs, Mapping) else outputs
 
 
 # --- 01.hierarchy -------------------------------------------------------------------------------
@@ -245,14 +305,14 @@ def _counts(calls: Any) -> dict[str, int] | None:
 @exercise(
     "01.hierarchy",
     "A manager, sub-planners, and every call counted",
-    hint="count each call where it happens: one for the manager, one per sub-planner, one per step "
-    "an executor runs, one for the top synthesizer. Run each chunk's plan with its own outputs dict "
-    "(the sub-planners reuse ids like s1), and hand the synthesizer each chunk's final output, in order",
+    hint="look at where each kind of call is counted (is every call that would be a model call counted "
+    "once, where it is made?), at where a chunk's step outputs are kept while another chunk runs (every "
+    "sub-plan numbers its steps from s1), and at what the synthesizer is handed, and in which order",
 )
 def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
     for sizes in ([3, 2], [1], [4, 1, 3]):
         r = _Recorder(sizes)
-        result, error = quietly(
+        result, error = _quietly(
             run_hierarchy, "Write the report.", r.manager, r.sub_planner, r.team(), r.synthesize
         )
         shape = f"chunks of {'+'.join(map(str, sizes))} steps"
@@ -289,24 +349,23 @@ def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
 
 # --- 01.when-hierarchy --------------------------------------------------------------------------
 
-WHEN_KEY = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
+_WHEN = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
 
 
 @exercise(
     "01.when-hierarchy",
     "When a hierarchy pays for its extra rounds",
     hint="a hierarchy costs about two extra calls per chunk and one more round before any work starts; "
-    "it pays when one planner could not hold the whole plan, or when a part must be redone without "
-    "disturbing the rest",
+    "ask of each situation whether one planner could hold the whole plan, whether a part must be redone "
+    "without disturbing the rest, and whether there is time for the extra rounds",
 )
 def when_hierarchy(answer: Any) -> Iterator[Case]:
+    # A multiple choice reports how many answers are right, not which.
     if not isinstance(answer, Mapping):
         yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
         return
-    for scenario, want in WHEN_KEY.items():
-        got = answer.get(scenario)
-        yield Case(
-            f"situation {scenario!r}",
-            got == want,
-            f"got {got!r}" + ("" if got in ("flat", "hierarchy") else " (answer 'flat' or 'hierarchy')"),
-        )
+    odd = {k: answer.get(k) for k in _WHEN if answer.get(k) not in ("flat", "hierarchy")}
+    if odd:
+        yield Case("every situation is answered 'flat' or 'hierarchy'", False, f"got {odd}")
+    right = sum(answer.get(k) == v for k, v in _WHEN.items())
+    yield Case("the four situations", right == len(_WHEN), f"{right} of {len(_WHEN)} right")

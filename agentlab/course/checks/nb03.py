@@ -16,28 +16,29 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from agentlab.checks import Case, attempt, exercise
+from agentlab.course.checks import Case, attempt, exercise, is_stub, time_limit
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.run import Run
 from agentlab.world import make_tasks
 
-ROLES = ("researcher", "analyst", "writer")
+_ROLES = ("researcher", "analyst", "writer")
 
 
-def raised(function: Callable, *args: Any) -> BaseException | None:
-    """The exception `function(*args)` raised, or None; a stub's NotImplementedError goes through."""
+def _raised(function: Callable, *args: Any) -> tuple[BaseException | None, Any]:
+    """(the exception `function(*args)` raised, or None; what it returned). The exercise's stub goes
+    through; the call runs under the per-case time limit, so an endless loop is a TimeoutError."""
     try:
-        function(*args)
-    except NotImplementedError:
-        raise
+        with time_limit():
+            return None, function(*args)
     except Exception as error:  # the cases judge which exception it was
-        return error
-    return None
+        if is_stub(error):
+            raise
+        return error, None
 
 
 # --- 03.read-plan -------------------------------------------------------------------------------
 
-GOOD = {
+_GOOD = {
     "steps": [
         {
             "id": "s1",
@@ -67,46 +68,52 @@ GOOD = {
         },
     ]
 }
-TEXT = json.dumps(GOOD)
-PRETTY = json.dumps(GOOD, indent=2)
+_TEXT = json.dumps(_GOOD)
+_PRETTY = json.dumps(_GOOD, indent=2)
 
-READABLE = (
-    ("plain JSON", TEXT),
-    ("JSON between two sentences of prose", f"Here is the plan:\n{PRETTY}\nLet me know if you want changes."),
-    ("JSON in a ```json fence", f"```json\n{PRETTY}\n```"),
-    ("prose after the JSON with braces of its own", f"{TEXT}\nNote: {{s3}} waits for {{s1}} and {{s2}}."),
+_READABLE = (
+    ("plain JSON", _TEXT),
+    (
+        "JSON between two sentences of prose",
+        f"Here is the plan:\n{_PRETTY}\nLet me know if you want changes.",
+    ),
+    ("JSON in a ```json fence", f"```json\n{_PRETTY}\n```"),
+    ("prose after the JSON with braces of its own", f"{_TEXT}\nNote: {{s3}} waits for {{s1}} and {{s2}}."),
 )
-UNREADABLE = (
-    ("a reply cut off in the middle of the plan", "Here is the plan:\n" + TEXT[: len(TEXT) // 2]),
-    ("a trailing comma", TEXT[:-2] + ",]}"),
-    ("single quotes instead of double", TEXT.replace('"', "'")),
+_UNREADABLE = (
+    ("a reply cut off in the middle of the plan", "Here is the plan:\n" + _TEXT[: len(_TEXT) // 2]),
+    ("a trailing comma", _TEXT[:-2] + ",]}"),
+    ("single quotes instead of double", _TEXT.replace('"', "'")),
     ("no JSON at all", "I am sorry, I cannot plan this task."),
     (
         "valid JSON whose steps form a cycle",
-        json.dumps({"steps": [{**GOOD["steps"][0], "depends_on": ["s4"]}, *GOOD["steps"][1:]]}),
+        json.dumps({"steps": [{**_GOOD["steps"][0], "depends_on": ["s4"]}, *_GOOD["steps"][1:]]}),
     ),
-    ("valid JSON with a role the team lacks", TEXT.replace('"analyst"', '"accountant"')),
+    ("valid JSON with a role the team lacks", _TEXT.replace('"analyst"', '"accountant"')),
 )
 
 
 @exercise(
     "03.read-plan",
     "Read a plan out of a model's reply",
-    hint="find the first '{' and let json.JSONDecoder().raw_decode read one object from there (a regex "
-    "from the first '{' to the last '}' swallows any braces after the plan); turn a JSONDecodeError "
-    "into a PlanError, and build the plan with Plan.from_dict(data, roles=roles) so the kit's own "
-    "checks run",
+    hint="look at where your reader decides the JSON object ends (at the end of the first object, or at "
+    "the last brace in the reply?), at what becomes of a JSON error (the caller expects a PlanError), "
+    "and at whether the plan goes through the kit's own checks for these roles",
 )
 def read_plan(parse: Callable) -> Iterator[Case]:
-    want = Plan.from_dict(GOOD, roles=ROLES)
-    for what, text in READABLE:
-        got, error = attempt(parse, text, ROLES)
+    want = Plan.from_dict(_GOOD, roles=_ROLES)
+    for what, text in _READABLE:
+        got, error = attempt(parse, text, _ROLES)
         right = not error and isinstance(got, Plan) and got.steps == want.steps
         yield Case(f"{what}: the plan", right, error or f"got {got!r}")
-    for what, text in UNREADABLE:
-        error = raised(parse, text, ROLES)
-        detail = "returned a plan" if error is None else f"raised {type(error).__name__}: {error}"
+    for what, text in _UNREADABLE:
+        error, got = _raised(parse, text, _ROLES)
+        detail = f"returned {_short(got)}" if error is None else f"raised {type(error).__name__}: {error}"
         yield Case(f"{what}: a PlanError", isinstance(error, PlanError), detail)
+
+
+def _short(value: Any) -> str:
+    return "a plan" if isinstance(value, Plan) else repr(value)[:80]
 
 
 # --- 03.ends-in-report --------------------------------------------------------------------------
@@ -116,7 +123,7 @@ def _step(step_id: str, role: str, *depends_on: str) -> Step:
     return Step(step_id, role, f"Do {step_id}.", depends_on)
 
 
-FINE = (
+_FINE = (
     (
         "a fan-out that ends in the writer's report",
         [
@@ -132,7 +139,7 @@ FINE = (
         [_step("s3", "writer", "s1", "s2"), _step("s1", "researcher"), _step("s2", "researcher")],
     ),
 )
-FAULTY = (
+_FAULTY = (
     (
         "a plan that stops before its report",
         [_step("s1", "researcher"), _step("s2", "researcher", "s1")],
@@ -154,16 +161,16 @@ FAULTY = (
 @exercise(
     "03.ends-in-report",
     "A plan ends in one report",
-    hint="the ends of a plan are the steps no other step depends on; there must be exactly one, and it "
-    "must be the writer's. Look at every step's depends_on, not at the last step written or at "
-    "plan.final_step alone, and put the offending step's id in the PlanError, quoted: 's2'",
+    hint="look at which steps you treat as ends (every step that no other step depends on, wherever it "
+    "is written, not only the last one), at the role of each end, and at the message: it names the "
+    "offending step's id, quoted like the kit's errors",
 )
 def ends_in_report(rule: Callable) -> Iterator[Case]:
-    for what, steps in FINE:
-        error = raised(rule, Plan(steps))
+    for what, steps in _FINE:
+        error, _ = _raised(rule, Plan(steps))
         yield Case(f"{what}: accepted", error is None, f"raised {type(error).__name__}: {error}")
-    for what, steps, culprits in FAULTY:
-        error = raised(rule, Plan(steps))
+    for what, steps, culprits in _FAULTY:
+        error, _ = _raised(rule, Plan(steps))
         named = isinstance(error, PlanError) and any(f"'{c}'" in str(error) for c in culprits)
         detail = "accepted" if error is None else f"raised {type(error).__name__}: {error}"
         yield Case(f"{what}: a PlanError naming {' or '.join(sorted(culprits))}", named, detail)
@@ -226,14 +233,14 @@ def _same(got: Any, want: Mapping[str, float]) -> bool:
 @exercise(
     "03.score",
     "Accuracy and calls per task family",
-    hint="grade with task.check(run.deliverable), which accepts '1,250' or 'It is 1250.' (comparing with "
-    "task.answer does not), and count a run with no deliverable, or no plan at all, as wrong; its calls "
-    "still count, and the calls per task are averaged over every task of the family",
+    hint="look at how you decide that a run is right (an answer may be written '1,250' or 'It is 1250.'; "
+    "the task knows how to judge its own answers), at the runs that failed or never got a plan (wrong, "
+    "but their calls were paid for), and at what you divide the calls by",
 )
 def score(score_batch: Callable) -> Iterator[Case]:
     batch = make_tasks(16, seed=4)
     chains_only = [t for t in make_tasks(20, seed=5) if t.family == "chain"]
-    for what, tasks in (("a batch of 16 tasks", batch), ("a batch with one family only", chains_only)):
+    for what, tasks in (("a mixed batch", batch), ("a batch with one family only", chains_only)):
         want = _expected(tasks)
         got, error = attempt(score_batch, tasks, _solver(tasks))
         if error or not isinstance(got, Mapping):

@@ -13,6 +13,7 @@ the kit's `run_plan` and `orchestrate` do with the same pieces.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.agents import Agent, world_team
-from agentlab.checks import Case, attempt, exercise
+from agentlab.course.checks import Case, attempt, exercise
 from agentlab.llm import SimulatedLLM
 from agentlab.plan import Step
 from agentlab.planners import LLMPlanner
@@ -30,8 +31,8 @@ from agentlab.world import sample_tasks
 
 # --- 04.total-check -------------------------------------------------------------------------------
 
-PARTS = {"s1": "215", "s2": "640", "s3": "395"}
-SUM_CALL = Step(
+_PARTS = {"s1": "215", "s2": "640", "s3": "395"}
+_SUM_CALL = Step(
     "s4",
     "analyst",
     "What is $s1 + $s2 + $s3?",
@@ -39,26 +40,26 @@ SUM_CALL = Step(
     tool="calculate",
     args={"expression": "$s1 + $s2 + $s3"},
 )
-SWAPPED_CALL = replace(SUM_CALL, args={"expression": "$s1 - $s2 + $s3"})
-SUM_BY_AGENT = replace(SUM_CALL, tool=None, args={})
-LITERAL_SUM = Step("s2", "analyst", "What is 33 + 17?", tool="calculate", args={"expression": "33 + 17"})
-DIFFERENCE = Step(
+_SWAPPED_CALL = replace(_SUM_CALL, args={"expression": "$s1 - $s2 + $s3"})
+_SUM_BY_AGENT = replace(_SUM_CALL, tool=None, args={})
+_LITERAL_SUM = Step("s2", "analyst", "What is 33 + 17?", tool="calculate", args={"expression": "33 + 17"})
+_DIFFERENCE = Step(
     "s3", "analyst", "What is $s1 - $s2?", ("s1", "s2"), tool="calculate", args={"expression": "$s1 - $s2"}
 )
-LOOKUP = Step(
+_LOOKUP = Step(
     "s1",
     "researcher",
     "What is the population of Hollin?",
     tool="lookup",
     args={"entity": "Hollin", "attribute": "population"},
 )
-COMPARISON = Step(
+_COMPARISON = Step(
     "s4",
     "analyst",
     "Which has the highest crew: Brass Lantern ($s1), Silver Heron ($s2) or Moth Queen ($s3)?",
     ("s1", "s2", "s3"),
 )
-REPORT = Step(
+_REPORT = Step(
     "s5",
     "writer",
     "Report the answer to the task in a few words: What is the total population of Hollin, Westwick and "
@@ -66,35 +67,42 @@ REPORT = Step(
     ("s4",),
 )
 
-TOTALS_FINE = (
-    ("the right total", SUM_CALL, "1250", PARTS),
-    ("the right total, with a thousands separator", SUM_CALL, "1,250", PARTS),
-    ("a difference, which may well be negative", DIFFERENCE, "-425", {"s1": "215", "s2": "640"}),
-    ("a lookup: not a sum", LOOKUP, "215", {}),
-    ("a comparison: not a sum", COMPARISON, "Brass Lantern", {"s1": "41", "s2": "24", "s3": "17"}),
-    ("the writer's report", REPORT, "1250", {"s4": "1250"}),
+_TOTALS_FINE = (
+    ("the right total", _SUM_CALL, "1250", _PARTS),
+    ("the right total, with a thousands separator", _SUM_CALL, "1,250", _PARTS),
+    ("a difference, which may well be negative", _DIFFERENCE, "-425", {"s1": "215", "s2": "640"}),
+    ("a lookup: not a sum", _LOOKUP, "215", {}),
+    ("a comparison: not a sum", _COMPARISON, "Brass Lantern", {"s1": "41", "s2": "24", "s3": "17"}),
+    ("the writer's report", _REPORT, "1250", {"s4": "1250"}),
+    (
+        "a plausible total that is not the sum (10% high): plausibility cannot see it",
+        _SUM_CALL,
+        "1375",
+        _PARTS,
+    ),
+    ("a plausible total below the sum, above every part", _SUM_CALL, "700", _PARTS),
 )
-TOTALS_WRONG = (
-    ("a call that subtracts where the question adds (the tool's result, -30)", SWAPPED_CALL, "-30", PARTS),
-    ("an agent's total smaller than one of its parts", SUM_BY_AGENT, "600", PARTS),
-    ("a total that is not a number", SUM_CALL, "about a thousand", PARTS),
-    ("a sum of numbers written into the question", LITERAL_SUM, "16", {}),
+_TOTALS_WRONG = (
+    ("a call that subtracts where the question adds (the tool's result, -30)", _SWAPPED_CALL, "-30", _PARTS),
+    ("an agent's total smaller than one of its parts", _SUM_BY_AGENT, "600", _PARTS),
+    ("a total that is not a number", _SUM_CALL, "about a thousand", _PARTS),
+    ("a sum of numbers written into the question", _LITERAL_SUM, "16", {}),
 )
 
 
 @exercise(
     "04.total-check",
     "A total covers its parts",
-    hint="judge the step by its question, not by its tool call (the call may be the mistake): fill the "
-    "$ids of the instruction in from the context (world.fill_in), read it with world.parse_question, and "
-    "act only on an Arithmetic question whose parts are numbers joined by '+'. Read the output with "
-    "world.normalise first, so '1,250' is a number; anything else is none of this check's business",
+    hint="look at what you judge the step by: its question, with its inputs filled in, not its tool call "
+    "(the call may be the mistake); at how you read the output ('1,250' is a number); at which steps are "
+    "none of this check's business; and at what you compare the total with: a plausibility check works "
+    "nothing out, so a plausible total passes even when it is not the sum",
 )
 def total_check(validator: Callable) -> Iterator[Case]:
-    for what, step, output, context in TOTALS_FINE:
+    for what, step, output, context in _TOTALS_FINE:
         got, error = attempt(validator, step, output, dict(context))
         yield Case(f"{what}: no objection", not error and not got, error or f"objected: {got!r}")
-    for what, step, output, context in TOTALS_WRONG:
+    for what, step, output, context in _TOTALS_WRONG:
         got, error = attempt(validator, step, output, dict(context))
         right = not error and isinstance(got, str) and bool(got.strip())
         yield Case(f"{what}: a problem, said in words", right, error or f"returned {got!r}")
@@ -103,12 +111,12 @@ def total_check(validator: Callable) -> Iterator[Case]:
 # --- 04.retry-then-reroute ------------------------------------------------------------------------
 
 
-class Runaway(BaseException):
+class _Runaway(BaseException):
     """Raised by a scripted agent asked far too often: the loop under test has no bound.
     (A BaseException, so that the learner's own `except Exception` cannot swallow it.)"""
 
 
-STEP = Step(
+_STEP = Step(
     "s2",
     "researcher",
     "What is the harbour master of $s1?",
@@ -116,12 +124,12 @@ STEP = Step(
     tool="lookup",
     args={"entity": "$s1", "attribute": "harbour master"},
 )
-CONTEXT = {"s1": "Westwick"}
-WRONG = "9999"
+_CONTEXT = {"s1": "Westwick"}
+_WRONG = "9999"
 
 
-def no_9999(step: Step, output: str, context: Mapping[str, str]) -> str | None:
-    return "9999 is the records' placeholder, not a value" if output.strip() == WRONG else None
+def _no_9999(step: Step, output: str, context: Mapping[str, str]) -> str | None:
+    return "9999 is the records' placeholder, not a value" if output.strip() == _WRONG else None
 
 
 def _scripted(role: str, script: tuple[str, ...], log: list) -> Agent:
@@ -132,11 +140,11 @@ def _scripted(role: str, script: tuple[str, ...], log: list) -> Agent:
         n = sum(1 for entry in log if entry[0] == role)
         log.append((role, step, dict(context)))
         if len(log) > 30:
-            raise Runaway("more than 30 attempts at one step: does the loop have a bound?")
+            raise _Runaway("more than 30 attempts at one step: does the loop have a bound?")
         what = script[min(n, len(script) - 1)]
         if what == "raise":
             raise ConnectionError("the records service did not answer")
-        return {"FAILED": "FAILED: cannot find it", "wrong": WRONG}.get(what, f"the {role}'s answer")
+        return {"FAILED": "FAILED: cannot find it", "wrong": _WRONG}.get(what, f"the {role}'s answer")
 
     return Agent(role, act)
 
@@ -145,7 +153,7 @@ def _bounded(recover: Callable, *args: Any) -> tuple[Any, str]:
     """`attempt(recover, *args)`, with a runaway loop reported as a failed case."""
     try:
         return attempt(recover, *args)
-    except Runaway as runaway:
+    except _Runaway as runaway:
         return None, str(runaway)
 
 
@@ -161,7 +169,7 @@ def _kinds(attempts: Any) -> list | None:
         return None
 
 
-RECOVERY_CASES = (
+_RECOVERY_CASES = (
     # (what, researcher's script, backup's script, retries, stand-in, expected attempts or an error)
     ("a first attempt that succeeds is the answer", ("ok",), ("ok",), 2, True, [("researcher", None)]),
     (
@@ -211,20 +219,20 @@ RECOVERY_CASES = (
 @exercise(
     "04.retry-then-reroute",
     "Retry, then reroute, within bounds",
-    hint="an attempt fails if the agent raises (catch Exception: a Failure('error', ...)) or if "
-    "monitor.inspect(step, output, context, checks) returns a Failure; try the step's own role at most "
-    "1 + retries times, then the stand-in exactly once with replace(step, role=..., tool=None, args={}), "
-    "and raise an error naming the step when both are used up",
+    hint="look at what counts as a failed attempt (an exception, a FAILED answer, a check's objection: "
+    "the monitor judges the last two), at how often the step's own role is tried and the stand-in after "
+    "it, at what the stand-in is handed (an instruction for its own role, without the tool call that may "
+    "be the mistake), and at what happens when every try is used up",
 )
 def retry_then_reroute(recover: Callable) -> Iterator[Case]:
-    for what, script, backup_script, retries, has_stand_in, want in RECOVERY_CASES:
+    for what, script, backup_script, retries, has_stand_in, want in _RECOVERY_CASES:
         log: list = []
         team = {
             "researcher": _scripted("researcher", script, log),
             "backup": _scripted("backup", backup_script, log),
         }
         stand_in = {"researcher": "backup"} if has_stand_in else {}
-        got, error = _bounded(recover, STEP, dict(CONTEXT), team, retries, stand_in, (no_9999,))
+        got, error = _bounded(recover, _STEP, dict(_CONTEXT), team, retries, stand_in, (_no_9999,))
         asked = Counter(role for role, _, _ in log)
         if want is None:
             bounded = asked["researcher"] == 1 + retries and asked["backup"] == (1 if has_stand_in else 0)
@@ -248,14 +256,14 @@ def retry_then_reroute(recover: Callable) -> Iterator[Case]:
         "researcher": _scripted("researcher", ("raise",), log),
         "backup": _scripted("backup", ("ok",), log),
     }
-    got, error = _bounded(recover, STEP, dict(CONTEXT), team, 1, {"researcher": "backup"}, ())
+    got, error = _bounded(recover, _STEP, dict(_CONTEXT), team, 1, {"researcher": "backup"}, ())
     given = [(step, context) for role, step, context in log if role == "backup"]
     step, context = given[0] if given else (None, None)
     right = (
         step is not None
         and (step.role, step.tool, dict(step.args), step.instruction)
-        == ("backup", None, {}, STEP.instruction)
-        and context == CONTEXT
+        == ("backup", None, {}, _STEP.instruction)
+        and context == _CONTEXT
     )
     yield Case(
         "the stand-in gets the step as an instruction: its own role, no tool call, the same inputs",
@@ -305,10 +313,10 @@ def _runs(runs: Any) -> bool:
 @exercise(
     "04.installments",
     "Pay for a run in installments",
-    hint="call orchestrate with checkpoint=path and resume=True every time (the first call starts the "
-    "run, the others carry it on), and remember that a budget caps the whole run, calls made before the "
-    "resume included: installment n needs Budget(calls=n * calls_per_installment). Go on only while a "
-    "run ends 'stopped', and raise an error naming max_installments if it never ends",
+    hint="look at whether each installment carries the same run on from its checkpoint, at what a "
+    "budget caps when a run resumes (the calls since the resume, or the whole run's?), at when paying "
+    "more stops helping (a run that ends 'failed' will not mend), and at the error when the installments "
+    "run out: it should say what the bound was",
 )
 def installments(pay: Callable) -> Iterator[Case]:
     chain = sample_tasks()[1].question
@@ -359,9 +367,11 @@ def installments(pay: Callable) -> Iterator[Case]:
         not error and ends,
         error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
     )
-    runs, error, _ = _installments(pay, chain, 1, max_installments=2)
-    yield Case(
-        "not finished within max_installments=2: an error that names the bound",
-        bool(error) and "2" in error.split(":", 1)[-1],
-        error or f"no error: {[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
-    )
+    for bound in (2, 3):
+        runs, error, _ = _installments(pay, chain, 1, max_installments=bound)
+        message = error.split(":", 1)[-1]
+        yield Case(
+            f"not finished within max_installments={bound}: an error that says what the bound was",
+            bool(error) and re.search(rf"(?<![\d.]){bound}(?![\d.])", message) is not None,
+            error or f"no error: {[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
+        )

@@ -16,29 +16,29 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from agentlab import world
-from agentlab.checks import Case, attempt, exercise
+from agentlab.course.checks import Case, attempt, exercise
 from agentlab.faults import Fault
 from agentlab.hierarchy import Hierarchy, Node, rollup
 from agentlab.llm import SimulatedLLM
 from agentlab.recovery import Replan, Retry
 
 
-def total_question(width: int) -> str:
+def _total_question(width: int) -> str:
     """A question that sums one quantity over `width` islands or towns (any of them: the shape of
     the tree depends only on how many there are)."""
     return world.fanout_task(random.Random(width), width, "total").question
 
 
 @cache
-def measured(width: int, depth: int, branching: int) -> tuple[int, int]:
+def _measured(width: int, depth: int, branching: int) -> tuple[int, int]:
     """(model calls, the largest plan any one team wrote) for a sum of `width` items, no errors."""
-    root = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(total_question(width))
+    root = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(_total_question(width))
     return len(root.calls()), max(len(team.run.plan) for team in root.walk())
 
 
 # --- 05.team-calls --------------------------------------------------------------------------------
 
-CALL_CASES = (
+_CALL_CASES = (
     (8, 2, 2),  # notebook 05's task
     (8, 3, 2),
     (5, 2, 2),  # uneven halves: 3 and 2
@@ -53,25 +53,26 @@ CALL_CASES = (
 @exercise(
     "05.team-calls",
     "Predict a hierarchy's model calls",
-    hint="every team makes two calls (its plan and its report); a team above the bottom cuts its items "
-    "into min(branching, items) groups and gives each group to a team one level down; a group that "
-    "cannot be cut (one item, or branching 1) still goes down, whole, to the bottom",
+    hint="look at what happens to a group that cannot be cut (a single item, or branching 1) above the "
+    "bottom level: it still goes down, whole, to the bottom; at how uneven groups are cut; and at what a "
+    "team at the bottom does",
 )
 def team_calls(predict: Callable[[int, int, int], int]) -> Iterator[Case]:
-    for width, depth, branching in CALL_CASES:
-        want, _ = measured(width, depth, branching)
+    for width, depth, branching in _CALL_CASES:
+        want, _ = _measured(width, depth, branching)
         got, error = attempt(predict, width, depth, branching)
-        what = f"a sum of {width} items, depth {depth}, branching {branching} → {want} calls"
-        yield Case(what, not error and got == want, error or f"got {got!r}")
+        what = f"a sum of {width} items, depth {depth}, branching {branching}"
+        direction = "" if not isinstance(got, int | float) else " (too many)" if got > want else " (too few)"
+        yield Case(what, not error and got == want, error or f"got {got!r}{direction}")
 
 
 # --- 05.rollup -----------------------------------------------------------------------------------
 
 
-def rollup_trees() -> list[tuple[str, Node]]:
+def _rollup_trees() -> list[tuple[str, Node]]:
     """Trees to roll up: plain, deep, with a part retried, and with a sub-team that gave up."""
     sim = SimulatedLLM(seed=0)
-    wide, four = total_question(8), total_question(4)
+    wide, four = _total_question(8), _total_question(4)
     broken = {"s2": [Fault(role="researcher")]}  # the second part's researchers all fail
     deep = {"s2/s1": [Fault(role="researcher")]}  # the same, a level further down
     return [
@@ -92,35 +93,38 @@ def rollup_trees() -> list[tuple[str, Node]]:
 @exercise(
     "05.rollup",
     "Roll usage up by level",
-    hint="walk every team in the tree (node.walk()), failed attempts included; from each team's "
-    "run.calls take only the calls not made under the role LEAD (those belong to its sub-teams, which "
-    "you will visit anyway); the levels must add up to the manager's bill",
+    hint="look at which calls in a team's run its sub-teams made (they come back inside their answers, "
+    "under one role, and you will visit those teams anyway), at whether every team is visited, the failed "
+    "and replaced ones too, and check that your levels add up to the manager's bill",
 )
 def rollup_levels(tokens_by_level: Callable[[Node], dict[int, int]]) -> Iterator[Case]:
-    for what, root in rollup_trees():
+    for what, root in _rollup_trees():
         report = rollup(root)
         want = {int(level.split()[-1]): t.usage.total_tokens for level, t in report.by_level.items()}
         got, error = attempt(tokens_by_level, root)
         right = not error and isinstance(got, dict) and got == want
         bill = report.total.usage.total_tokens
-        yield Case(f"{what}: {bill:,} tokens in all → {want}", right, error or f"got {got!r}")
+        note = ""
+        if isinstance(got, dict) and _numbers(got.values()) and sum(got.values()) != bill:
+            note = f"; your levels add up to {sum(got.values()):,} tokens, the manager's bill is {bill:,}"
+        yield Case(what, right, error or f"got {got!r}{note}")
 
 
 # --- 05.shape ------------------------------------------------------------------------------------
 
-DEPTHS, BRANCHINGS = (1, 2, 3), (2, 3, 4)
+_DEPTHS, _BRANCHINGS = (1, 2, 3), (2, 3, 4)
+_SHAPES = [(d, b) for d in _DEPTHS for b in _BRANCHINGS]
 
 
-def best_shape(width: int, budget: int) -> tuple[int, int] | None:
+def _best_shape(width: int, budget: int) -> tuple[int, int] | None:
     """The (depth, branching) whose largest plan is smallest within `budget` calls; ties go to
     fewer calls, then the shallower, then the narrower shape."""
-    shapes = [(d, b) for d in DEPTHS for b in BRANCHINGS]
-    within = [(measured(width, d, b)[1], measured(width, d, b)[0], d, b) for d, b in shapes]
+    within = [(_measured(width, d, b)[1], _measured(width, d, b)[0], d, b) for d, b in _SHAPES]
     within = [shape for shape in within if shape[1] <= budget]
     return min(within)[2:] if within else None
 
 
-SHAPE_CASES = (
+_SHAPE_CASES = (
     (8, 6),  # two levels, halves
     (8, 8),  # three parts a level is worth two more calls
     (8, 20),  # three levels
@@ -133,21 +137,24 @@ SHAPE_CASES = (
 @exercise(
     "05.shape",
     "Choose a shape for a call budget",
-    hint="for every depth (1-3) and branching (2-4), measure the calls and the largest plan (the most "
-    "steps any one team's plan has); keep the shapes within the budget; take the smallest largest "
-    "plan, then the fewest calls, then the smaller depth and branching; None when nothing fits",
+    hint="look at which shapes you compare (every depth 1-3 and branching 2-4, each measured on a sum of "
+    "`width` items), at the budget (at most, not less than), at the order of the tie-breaks, and at what "
+    "you return when nothing fits",
 )
 def shape(choose: Callable[[int, int], tuple[int, int] | None]) -> Iterator[Case]:
-    for width, budget in SHAPE_CASES:
-        want = best_shape(width, budget)
+    for width, budget in _SHAPE_CASES:
+        want = _best_shape(width, budget)
         got, error = attempt(choose, width, budget)
-        if want is None:
-            what = f"a sum of {width} items within {budget} call → None"
+        what = f"a sum of {width} items within {budget} call{'s' if budget > 1 else ''}"
+        shape_ok = isinstance(got, tuple | list) and tuple(got) in _SHAPES
+        right = not error and (got is None if want is None else shape_ok and tuple(got) == want)
+        if shape_ok:
+            calls, largest = _measured(width, *got)
+            detail = f"got {tuple(got)}, which makes {calls} calls, its largest plan {largest} steps"
         else:
-            calls, largest = measured(width, *want)
-            what = (
-                f"a sum of {width} items within {budget} calls → depth {want[0]}, branching {want[1]} "
-                f"({calls} calls, plans of at most {largest} steps)"
-            )
-        right = not error and (got == want if want is None else tuple(got or ()) == want)
-        yield Case(what, right, error or f"got {got!r}")
+            detail = f"got {got!r}"
+        yield Case(what, right, error or detail)
+
+
+def _numbers(values) -> bool:
+    return all(isinstance(v, int | float) for v in values)

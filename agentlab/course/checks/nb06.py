@@ -14,21 +14,22 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from agentlab.checks import Case, attempt, exercise
-from agentlab.experiments import Estimate, correlated_chain_success, longest_winning_chain, wilson_interval
+from agentlab import experiments
+from agentlab.course.checks import Case, attempt, exercise
+from agentlab.experiments import Estimate
 
 # --- 06.crossover ------------------------------------------------------------------------------
 
 
-TIME_LIMIT = 2.0  # seconds for one case: far more than a right answer needs
+_TIME_LIMIT = 2.0  # seconds for one case: far more than a right answer needs
 
 
-def bounded(function: Callable, *args: Any) -> tuple[Any, str]:
-    """`attempt(function, *args)` that gives up after TIME_LIMIT seconds."""
-    return attempt(function, *args, limit=TIME_LIMIT)
+def _bounded(function: Callable, *args: Any) -> tuple[Any, str]:
+    """`attempt(function, *args)` that gives up after _TIME_LIMIT seconds."""
+    return attempt(function, *args, limit=_TIME_LIMIT)
 
 
-CROSSOVER_CASES = (
+_CROSSOVER_CASES = (
     ("(a) p = 0.9 against q = 0.6", 0.9, 0.6),
     ("(b) p = 0.97 against q = 0.6", 0.97, 0.6),
     ("p = 0.99 against q = 0.6", 0.99, 0.6),
@@ -45,37 +46,37 @@ CROSSOVER_CASES = (
 @exercise(
     "06.crossover",
     "The longest chain that still beats one agent",
-    hint="the chain must be strictly above q (a tie is not a win); settle q >= p first, and p == 1 or "
-    "q == 0 before any loop or logarithm, since a loop that waits for p**n to fall may never stop",
+    hint="look at the edges before the middle: a tie (is it a win?), one agent at least as good as a single "
+    "step, and a chain whose chance never falls to q, for which a loop waiting for it would never stop",
 )
 def crossover(longest: Callable[[float, float], int | float]) -> Iterator[Case]:
-    for what, p, q in CROSSOVER_CASES:
-        want = longest_winning_chain(p, q)
-        got, error = bounded(longest, p, q)
-        yield Case(f"{what} → {want}", not error and got == want, error or f"got {got!r}")
+    for what, p, q in _CROSSOVER_CASES:
+        want = experiments.longest_winning_chain(p, q)
+        got, error = _bounded(longest, p, q)
+        yield Case(what, not error and got == want, error or f"got {got!r}")
 
 
 # --- 06.best-cut -------------------------------------------------------------------------------
 
 
-def cut_success(fail: float, handoff: float, pieces: int) -> float:
+def _cut_success(fail: float, handoff: float, pieces: int) -> float:
     """The toy model of notebook 06, section 8: `pieces` pieces, each failing with fail / pieces,
     and a handoff between each two, each losing context with probability `handoff`."""
     return (1 - fail / pieces) ** pieces * (1 - handoff) ** (pieces - 1)
 
 
-def best_cut_answer(fail: float, handoff: float, most: int) -> tuple[int, float]:
+def _best_cut_answer(fail: float, handoff: float, most: int) -> tuple[int, float]:
     """The right answer: the fewest pieces among those with the highest success."""
-    best = max(range(1, most + 1), key=lambda n: (cut_success(fail, handoff, n), -n))
-    return best, cut_success(fail, handoff, best)
+    best = max(range(1, most + 1), key=lambda n: (_cut_success(fail, handoff, n), -n))
+    return best, _cut_success(fail, handoff, best)
 
 
-BEST_CUT_CASES = (
-    ("notebook 06's curve, handoffs lose 1%", 0.4, 0.01, 15),
+_BEST_CUT_CASES = (
+    ("notebook 06's curve: handoffs lose 1%", 0.4, 0.01, 15),
     ("a harder task, handoffs lose 2%", 0.6, 0.02, 10),
-    ("free handoffs: cut as fine as allowed", 0.4, 0.0, 15),
-    ("handoffs lose 10%: one agent is best", 0.4, 0.1, 15),
-    ("an agent that never fails: every cut ties, so the fewest pieces", 0.0, 0.0, 8),
+    ("free handoffs", 0.4, 0.0, 15),
+    ("handoffs lose 10%", 0.4, 0.1, 15),
+    ("an agent that never fails, and free handoffs: every cut ties", 0.0, 0.0, 8),
     ("only one piece allowed", 0.4, 0.01, 1),
 )
 
@@ -83,12 +84,12 @@ BEST_CUT_CASES = (
 @exercise(
     "06.best-cut",
     "How finely to cut a task",
-    hint="try every number of pieces from 1 to `most` inclusive; n pieces have n - 1 handoffs between "
-    "them; on a tie keep the smaller n; return (pieces, chance)",
+    hint="look at the numbers of pieces you try (both ends of the range), at how many handoffs lie "
+    "between n pieces, at what you do when two cuts tie, and at what you return",
 )
 def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[Case]:
-    for what, fail, handoff, most in BEST_CUT_CASES:
-        want_n, want_p = best_cut_answer(fail, handoff, most)
+    for what, fail, handoff, most in _BEST_CUT_CASES:
+        want_n, want_p = _best_cut_answer(fail, handoff, most)
         got, error = attempt(cut, fail, handoff, most)
         right = (
             not error
@@ -97,32 +98,30 @@ def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[
             and got[0] == want_n
             and math.isclose(got[1], want_p, rel_tol=1e-9)
         )
-        pieces = "1 piece" if want_n == 1 else f"{want_n} pieces"
-        label = f"{what} (fail {fail}, handoff {handoff}, at most {most}) → {pieces}, {want_p:.4f}"
-        yield Case(label, right, error or f"got {got!r}")
+        yield Case(what, right, error or f"got {got!r}")
 
 
 # --- 06.retries-correlated ------------------------------------------------------------------------
 
 
-def retries_exact(p: float, n: int, attempts: int, correlation: float) -> float:
+def _retries_exact(p: float, n: int, attempts: int, correlation: float) -> float:
     """The exact chance that every one of `n` steps succeeds within `attempts` tries, when each task
     draws its own rate r (Beta, mean p) and every try of that task succeeds at r.
 
     It is the mean of (1 - (1 - r)**attempts)**n. Expanded by the binomial theorem it needs only the
     moments of 1 - r, which is Beta too (mean 1 - p, same correlation): the kit's
-    `correlated_chain_success(1 - p, m, correlation)` is the mean of (1 - r)**m.
+    `experiments.correlated_chain_success(1 - p, m, correlation)` is the mean of (1 - r)**m.
     """
 
     def fail_moment(m: int) -> float:
-        return 1.0 if m == 0 else correlated_chain_success(1 - p, m, correlation)
+        return 1.0 if m == 0 else experiments.correlated_chain_success(1 - p, m, correlation)
 
     return sum(math.comb(n, k) * (-1) ** k * fail_moment(attempts * k) for k in range(n + 1))
 
 
-Z_CHECK = 4.0  # a wide interval: a right simulation lands outside it about once in 16,000 tries
+_Z_CHECK = 4.0  # a wide interval: a right simulation lands outside it about once in 16,000 tries
 
-RETRY_CASES = (
+_RETRY_CASES = (
     ("independent failures, 2 tries a step", 0.8, 5, 2, 0.0, 100_000, 1),
     ("correlated failures (0.3), 2 tries a step", 0.8, 5, 2, 0.3, 100_000, 2),
     ("correlated failures, one try: the chain of section 5", 0.8, 5, 1, 0.3, 100_000, 3),
@@ -134,19 +133,20 @@ RETRY_CASES = (
 @exercise(
     "06.retries-correlated",
     "Retries when tasks differ in difficulty, by simulation",
-    hint="draw one rate per task with task_rates and use it for every try of every step of that task; "
-    "a step is right if any of its tries is, the chain if every step is; return an Estimate",
+    hint="look at how many rates you draw and which tries share one (every try of every step of one "
+    "task), at what makes a step right and what makes a chain right, at the seed, and at what you return",
 )
 def retries_correlated(simulate: Callable[..., Estimate]) -> Iterator[Case]:
-    for what, p, n, attempts, correlation, trials, seed in RETRY_CASES:
-        exact = retries_exact(p, n, attempts, correlation)
+    for what, p, n, attempts, correlation, trials, seed in _RETRY_CASES:
+        exact = _retries_exact(p, n, attempts, correlation)
         got, error = attempt(simulate, p, n, attempts, correlation, trials, seed)
-        label = f"{what}: exact {exact:.4f}"
+        label = what
         if error or not isinstance(got, Estimate) or got.trials != trials:
             yield Case(label, False, error or f"expected an Estimate of {trials:,} trials, got {got!r}")
             continue
-        low, high = wilson_interval(got.successes, got.trials, z=Z_CHECK)
-        yield Case(label, low <= exact <= high, f"simulated {got.value:.4f}, too far from {exact:.4f}")
+        low, high = experiments.wilson_interval(got.successes, got.trials, z=_Z_CHECK)
+        side = "high" if got.value > exact else "low"
+        yield Case(label, low <= exact <= high, f"simulated {got.value:.4f}: too {side} for the exact answer")
     once, error = attempt(simulate, 0.8, 5, 2, 0.3, 20_000, 7)
     again, error_again = attempt(simulate, 0.8, 5, 2, 0.3, 20_000, 7)
     same = not (error or error_again) and once == again

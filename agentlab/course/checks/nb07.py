@@ -17,17 +17,18 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 
 from agentlab import world
-from agentlab.checks import Case, attempt, exercise
-from agentlab.compare import Comparison, Setup, compare
+from agentlab.compare import Comparison, Row, Setup, compare
+from agentlab.course.checks import Case, attempt, exercise
 from agentlab.experiments import wilson_interval
 from agentlab.llm import SimulatedLLM
-from agentlab.react import ReactRun, react
+from agentlab.llm.base import Completion, Usage
+from agentlab.react import ReactRun, Turn, react
 from agentlab.routing import ROUTELLM_GSM8K, PairCounts
 
 # --- 07.react-tokens -----------------------------------------------------------------------------
 
 
-def quadratic_tokens(run: ReactRun, n: int) -> float:
+def _quadratic_tokens(run: ReactRun, n: int) -> float:
     """n*B + g*n*(n-1)/2, with B the first call's input tokens and g the mean growth per call."""
     inputs = [turn.input_tokens for turn in run.turns]
     first = inputs[0]
@@ -35,15 +36,16 @@ def quadratic_tokens(run: ReactRun, n: int) -> float:
     return n * first + growth * n * (n - 1) / 2
 
 
-def measured_input(run: ReactRun) -> int:
+def _measured_input(run: ReactRun) -> int:
     return sum(turn.input_tokens for turn in run.turns)
 
 
 @exercise(
     "07.react-tokens",
     "Predict a ReAct loop's input tokens",
-    hint="call t reads B + g*(t - 1) tokens, so n calls read n*B + g*n*(n - 1)/2 (not g*n²/2); g is the "
-    "growth from the first call to the last divided by the calls in between, and 0 for a one-call run",
+    hint="look at how many growth steps call t has had (t - 1: the first call has none), so at the sum "
+    "over n calls; at where B and g come from (the first call, and the first and last calls only, not a "
+    "fit through all of them); and at a run of one call, which shows no growth",
 )
 def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
     llm = SimulatedLLM(seed=0)
@@ -56,27 +58,54 @@ def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
         ("the same run, predicting 12 calls", four_hops, 12),
         ("a 2-hop run, predicting 11 calls", two_hops, 11),
         ("a run stopped after one call, predicting 4 calls", one_call, 4),
+        # uneven growth: a fit through every call gives another g than the first and last calls do
+        (
+            "a run whose last call grew far more than the others, predicting 12 calls",
+            _run(400, 410, 420, 430, 600),
+            12,
+        ),
+        (
+            "a run whose first call grew far more than the others, predicting 10 calls",
+            _run(500, 560, 570, 580),
+            10,
+        ),
     )
     for what, run, n in cases:
-        want = quadratic_tokens(run, n)
+        want = _quadratic_tokens(run, n)
         got, error = attempt(predict, run, n)
         right = not error and isinstance(got, int | float) and math.isclose(got, want, rel_tol=0.005)
-        yield Case(f"{what} → {want:,.0f} tokens", right, error or f"got {got!r}")
+        direction = "" if not isinstance(got, int | float) else " (too many)" if got > want else " (too few)"
+        yield Case(what, right, error or f"got {got!r}{direction}")
     calls = len(ten_hops.turns)
     got, error = attempt(predict, two_hops, calls)
-    actual = measured_input(ten_hops)
+    actual = _measured_input(ten_hops)
     close = not error and isinstance(got, int | float) and abs(got - actual) <= 0.1 * actual
     yield Case(
-        f"from the 2-hop run, a real 10-hop run ({calls} calls, {actual:,} tokens) within 10%",
+        f"from the 2-hop run, a real 10-hop run of {calls} calls, within 10%",
         close,
-        error or f"predicted {got!r}",
+        error or f"predicted {got!r}, the real run read {actual:,} tokens",
     )
+
+
+def _run(*inputs: int) -> ReactRun:
+    """A ReAct run reduced to what the prediction reads: the input tokens of each call."""
+    turns = [
+        Turn(
+            i + 1,
+            "",
+            (),
+            Completion("", "sim-large", "simulated", Usage(input_tokens=n, output_tokens=20)),
+            1.0,
+        )
+        for i, n in enumerate(inputs)
+    ]
+    return ReactRun("a question", "an answer", "done", turns)
 
 
 # --- 07.router-share -----------------------------------------------------------------------------
 
 
-def share_needed(counts: PairCounts, target: float, router: str) -> float | None:
+def _share_needed(counts: PairCounts, target: float, router: str) -> float | None:
     """The least share of queries on the strong model with which `router` reaches `target`."""
     weak_right = counts.both + counts.only_weak
     if target <= counts.weak_accuracy:
@@ -90,9 +119,9 @@ def share_needed(counts: PairCounts, target: float, router: str) -> float | None
     return (target * counts.total - weak_right) / counts.total
 
 
-WEAK_IS_BETTER = PairCounts(both=50, only_strong=5, only_weak=30, neither=15)  # weak 80%, strong 55%
+_WEAK_IS_BETTER = PairCounts(both=50, only_strong=5, only_weak=30, neither=15)  # weak 80%, strong 55%
 
-ROUTER_CASES = (
+_ROUTER_CASES = (
     ("GSM8K, a coin, to 80%", ROUTELLM_GSM8K, 0.80, "coin"),
     ("GSM8K, a perfect router, to 80%", ROUTELLM_GSM8K, 0.80, "perfect"),
     ("GSM8K, a perfect router, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "perfect"),
@@ -101,40 +130,35 @@ ROUTER_CASES = (
     ("GSM8K, a perfect router, to 95%: above either model", ROUTELLM_GSM8K, 0.95, "perfect"),
     ("GSM8K, a coin, to 50%: the weak model is enough", ROUTELLM_GSM8K, 0.50, "coin"),
     ("GSM8K, a perfect router, to 50%", ROUTELLM_GSM8K, 0.50, "perfect"),
-    ("a weak model better than the strong one, a coin, to 85%", WEAK_IS_BETTER, 0.85, "coin"),
-    ("a weak model better than the strong one, a perfect router, to 85%", WEAK_IS_BETTER, 0.85, "perfect"),
+    ("a weak model better than the strong one, a coin, to 85%", _WEAK_IS_BETTER, 0.85, "coin"),
+    ("a weak model better than the strong one, a perfect router, to 85%", _WEAK_IS_BETTER, 0.85, "perfect"),
 )
-
-
-def _share(share: float | None) -> str:
-    return "None (out of reach)" if share is None else f"{share:.1%}"
 
 
 @exercise(
     "07.router-share",
     "How much traffic a router must send to the strong model",
-    hint="below the weak model's accuracy no strong calls are needed; a coin moves along the straight "
-    "line from the weak model's accuracy to the strong one's; a perfect router gains one right answer "
-    "per strong query, but only on the queries only the strong model gets right; beyond a router's "
-    "reach return None",
+    hint="look at targets the weak model reaches alone, at the line a coin moves along (from the weak "
+    "model's accuracy to the strong one's), at which queries a perfect router's strong calls turn from "
+    "wrong to right (only those only the strong model gets right), and at targets beyond a router's reach",
 )
 def router_share(strong_share: Callable[[PairCounts, float, str], float | None]) -> Iterator[Case]:
-    for what, counts, target, router in ROUTER_CASES:
-        want = share_needed(counts, target, router)
+    for what, counts, target, router in _ROUTER_CASES:
+        want = _share_needed(counts, target, router)
         got, error = attempt(strong_share, counts, target, router)
         if want is None:
             right = not error and got is None
         else:
             right = not error and isinstance(got, int | float) and math.isclose(got, want, abs_tol=1e-6)
-        yield Case(f"{what} → {_share(want)}", right, error or f"got {got!r}")
+        yield Case(what, right, error or f"got {got!r}")
 
 
-AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three agents, in its order
+_AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three agents, in its order
 
 # --- 07.pick -------------------------------------------------------------------------------------
 
 
-def pick_answer(comparison: Comparison) -> str:
+def _pick_answer(comparison: Comparison) -> str:
     """Among the topologies whose 95% interval overlaps the most accurate one's, the cheapest per
     task, then the fastest; on a complete tie, the first in the comparison."""
     rows = comparison.rows()
@@ -149,7 +173,7 @@ def pick_answer(comparison: Comparison) -> str:
 
 
 @functools.cache  # the runs are deterministic: a learner checking again need not wait for them again
-def pick_cases() -> tuple[tuple[str, Comparison], ...]:
+def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
     """The comparisons of notebook 07, sections 4 and 7, and two more."""
     rng = random.Random(11)
     short = [world.single_task(rng, f"s{i}") for i in range(10)]
@@ -158,10 +182,10 @@ def pick_cases() -> tuple[tuple[str, Comparison], ...]:
         world.fanout_task(rng, rng.choice((6, 7, 8)), rng.choice(("total", "highest", "lowest")), f"w{i}")
         for i in range(20)
     ]
-    agents = list(AGENTS)
+    agents = list(_AGENTS)
     clean = Setup(SimulatedLLM(seed=0), tool_seconds=1.0)
     slipping = Setup(SimulatedLLM(seed=0, error_rate=0.05), tool_seconds=1.0)
-    four = ["chat", *AGENTS]
+    four = ["chat", *_AGENTS]
     return (
         (
             "section 4: 50 tasks, four topologies, 5% errors",
@@ -174,26 +198,58 @@ def pick_cases() -> tuple[tuple[str, Comparison], ...]:
             compare(short, Setup(SimulatedLLM(seed=1, error_rate=0.05), tool_seconds=1.0), agents),
         ),
         ("a comparison of one topology", compare(short[:3], clean, ["plan-execute"])),
+        # where an accuracy margin, "inside the best one's interval" or a 68% interval choose otherwise
+        (
+            "20 tasks: a costly topology right on all 20, a cheap one on 16",
+            _table((20, 20, 0.01), (16, 20, 0.002)),
+        ),
+        (
+            "1,000 tasks: a costly topology right on 960, a cheap one on 920",
+            _table((960, 1000, 0.01), (920, 1000, 0.002)),
+        ),
+    )
+
+
+class _Table(Comparison):
+    """A comparison given by its table alone: rows of fixed numbers instead of runs."""
+
+    def __init__(self, rows: list[Row]):
+        super().__init__(tasks=[], outcomes={})
+        self._rows = rows
+
+    def rows(self) -> list[Row]:
+        return list(self._rows)
+
+
+def _table(*rows: tuple[int, int, float]) -> Comparison:
+    """Rows of (right, tasks, dollars per task), named "planner+workers", "react", ... in turn;
+    each takes 10 s and 3 calls per task."""
+    names = ("planner+workers", "react", "plan-execute")
+    return _Table(
+        [
+            Row(name, tasks, right, 3 * tasks, Usage(), cost * tasks, 10.0 * tasks)
+            for name, (right, tasks, cost) in zip(names, rows, strict=False)
+        ]
     )
 
 
 @exercise(
     "07.pick",
     "Choose a topology by the numbers",
-    hint="first keep every topology whose 95% interval overlaps the most accurate one's (a slightly "
-    "lower accuracy may be noise); then the lowest mean cost per task; on equal cost, the lowest "
-    "mean latency",
+    hint="look at which topologies you keep as contenders: every one whose 95% interval overlaps the "
+    "most accurate one's (not an accuracy margin of your own, not 'its accuracy lies inside the best "
+    "one's interval', not a narrower interval); then at cost, and on equal cost at latency",
 )
 def pick(choose: Callable[[Comparison], str]) -> Iterator[Case]:
-    for what, comparison in pick_cases():
-        want = pick_answer(comparison)
+    for what, comparison in _pick_cases():
+        want = _pick_answer(comparison)
         got, error = attempt(choose, comparison)
-        yield Case(f"{what} → {want}", not error and got == want, error or f"got {got!r}")
+        yield Case(what, not error and got == want, error or f"got {got!r}")
 
 
 # --- 07.shapes -----------------------------------------------------------------------------------
 
-SHAPES = {
+_SHAPES = {
     "A": ({"react"}, "one lookup: nothing to plan or to run side by side"),
     "B": ({"planner+workers"}, "eight independent slow calls: run them side by side"),
     "C": ({"plan-execute", "planner+workers"}, "a long chain known in advance: plan once"),
@@ -208,12 +264,14 @@ SHAPES = {
     "depend on each other? is each one a slow call? and how long is it: a loop re-reads its history",
 )
 def shapes(choice: Mapping[str, str]) -> Iterator[Case]:
+    # A multiple choice reports how many answers are right, not which.
     if not isinstance(choice, Mapping):
         yield Case("a dict from task letter to topology name", False, f"got {type(choice).__name__}")
         return
-    for key, (right, _why) in SHAPES.items():
-        got = choice.get(key)
-        detail = f"got {got!r}" if got in AGENTS else f"got {got!r}; choose from {', '.join(AGENTS)}"
-        yield Case(f"task {key}", got in right, detail)
-    extra = sorted(set(choice) - set(SHAPES))
+    unknown = {k: v for k, v in choice.items() if k in _SHAPES and v not in _AGENTS}
+    if unknown:
+        yield Case("every choice names a topology", False, f"got {unknown}; choose from {', '.join(_AGENTS)}")
+    right = sum(choice.get(key) in fits for key, (fits, _why) in _SHAPES.items())
+    yield Case("the four tasks", right == len(_SHAPES), f"{right} of {len(_SHAPES)} right")
+    extra = sorted(set(choice) - set(_SHAPES))
     yield Case("no other tasks", not extra, f"unexpected keys {extra}")
