@@ -12,10 +12,11 @@ The modules, in the order the notebooks build them (each one idea; read run.py f
       Isles: records, tools, tasks with gold answers, and the simulator's knowledge
       of them: solver, plans, mistakes)
 - 04  monitor (noticing failure, auditing outputs), recovery (retry, reroute,
-      replan), budget, faults, checkpoint, valid (what a valid number is)
-- 05  hierarchy (managers, leads and workers)
+      replan), budget, faults, checkpoint, valid (what a valid number is), mast
+      (a run's failures named in MAST's taxonomy)
+- 05  hierarchy (managers, leads and workers), meter (one budget for many runs)
 - 06  experiments (the p^n law: algebra, Monte Carlo, measurement)
-- 07  react (one agent), compare (topologies side by side), routing, plots
+- 07  react (one agent), compare (topologies side by side), routing, handoffs, plots
 - 08  guardrails (permissions, approvals, audit), hijack (injection experiments)
 - and course/, off the learner's path: building, checking and grading exercises,
   the checks per notebook, the `agentlab` command

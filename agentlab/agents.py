@@ -31,6 +31,7 @@ from agentlab.llm.base import (
 )
 from agentlab.plan import Context, Step, resolve
 from agentlab.prompts import step_request
+from agentlab.valid import number
 from agentlab.world import FUNCTIONS, TOOLS
 
 
@@ -44,6 +45,10 @@ class Work:
     seconds: float | None = None
     calls: tuple[Any, ...] = ()
 
+    def __post_init__(self):  # a NaN would stop the virtual clock, a negative one turn it back
+        if self.seconds is not None:
+            number(self.seconds, "a Work's seconds", minimum=0, must_be="a number >= 0 (or None)")
+
 
 @dataclass(frozen=True)
 class ToolFunction:
@@ -53,6 +58,9 @@ class ToolFunction:
     spec: Tool
     fn: Callable[..., str]
     seconds: float = 0.1
+
+    def __post_init__(self):
+        number(self.seconds, f"the {getattr(self.spec, 'name', '?')} tool's seconds", minimum=0)
 
     @property
     def name(self) -> str:
@@ -82,6 +90,9 @@ class Agent:
     seconds: float = 1.0
     description: str = ""
     tools: tuple[ToolFunction, ...] = ()
+
+    def __post_init__(self):
+        number(self.seconds, f"the {self.role} agent's seconds", minimum=0)
 
     def __call__(self, step: Step, context: Context) -> Work:
         """Do the step; always returns a Work (plain text is wrapped)."""
@@ -171,6 +182,7 @@ def tool_loop(
     model (marked as errors) so it can correct itself; the loop never retries on its own.
     A model call that fails for good (`ModelError`) ends the step as a `StepFailed` that keeps
     the calls made before it."""
+    _check_limits(max_turns, max_tokens)
     by_name = {t.name: t for t in tools}
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     calls: list[Completion] = []
@@ -213,6 +225,11 @@ def tool_loop(
     )
 
 
+def _check_limits(max_turns: Any, max_tokens: Any) -> None:
+    number(max_turns, "max_turns", minimum=1, whole=True)
+    number(max_tokens, "max_tokens", minimum=1, whole=True)
+
+
 def model_agent(
     role: str,
     system: str,
@@ -226,6 +243,7 @@ def model_agent(
 ) -> Agent:
     """An executor backed by a model: direct tool steps run the tool, every other step runs
     `tool_loop` with the role's system prompt and tools."""
+    _check_limits(max_turns, max_tokens)
     tools = tuple(tools)
 
     def act(step: Step, context: Context) -> Work:

@@ -5,10 +5,15 @@ the fault if one hits (`faults.py`), run the agent, then look at what came back
 (`monitor.inspect`). It hands back an `Attempt` (the output, the model calls paid for,
 the seconds taken, and the failure if there was one) and never raises: an agent's
 exception is a failure like any other, and a `PaidError` keeps the calls it paid for.
+
+Where an attempt runs: `InPlace` runs it in the caller's thread (one worker, no time limit),
+`Daemons` on a thread of its own that the run can walk away from (see its docstring).
 """
 
 from __future__ import annotations
 
+import math
+import threading
 import time
 from collections.abc import Mapping
 from concurrent import futures
@@ -51,6 +56,8 @@ def attempt(
         work = agent(step, context)
     except Exception as error:  # noqa: BLE001 - every failure becomes part of the run's story
         calls, seconds = (error.calls, error.seconds) if isinstance(error, PaidError) else ((), None)
+        if not isinstance(seconds, int | float) or not 0 <= seconds < math.inf:
+            seconds = None  # unknown, or unusable: a NaN would stop the virtual clock
         failure = Failure("error", f"{type(error).__name__}: {error}")
         return Attempt(None, calls, agent.seconds if seconds is None else seconds, failure)
     output, seconds, forced = work.output, work.seconds, False
@@ -65,6 +72,27 @@ def attempt(
     return Attempt(output, work.calls, seconds, inspect(planned, output, context, checks), forced)
 
 
+@dataclass(eq=False)
+class Job:
+    """An attempt handed to a worker, as the loop in `run.py` keeps it: what is tried, where and
+    when it started, the executor's future, and when the loop stops waiting for it."""
+
+    step: Step  # as tried: a reroute changes the role, a retry adds a note
+    planned: Step  # as the plan has it
+    order: int  # position in the schedule: ties are broken in written order
+    worker: int
+    start: float  # on the run's clock
+    attempt: int
+    future: futures.Future
+    wall: float | None = None  # with a time limit: the real time (`time.monotonic`) to wait until
+    end: float | None = None  # known once the attempt has reported (virtual) or timed out
+    late: str | None = None  # once it has timed out: "", or what more there is to say about it
+
+    def wait(self) -> float | None:
+        """How much longer to wait for it, in real seconds (None: for as long as it takes)."""
+        return None if self.wall is None else max(0.0, self.wall - time.monotonic())
+
+
 class InPlace(futures.Executor):
     """An executor whose worker is the caller: `submit` runs the call at once and hands back a
     finished future. A run with one worker and no time limit uses it, since a thread would
@@ -76,4 +104,26 @@ class InPlace(futures.Executor):
             future.set_result(fn(*args, **kwargs))
         except BaseException as error:  # noqa: BLE001 - as a pool would, keep it for .result()
             future.set_exception(error)
+        return future
+
+
+class Daemons(futures.Executor):
+    """An executor that runs each call on a new daemon thread. A run with a time limit walks
+    away from an attempt that does not come back in time; nothing can stop a Python thread, so
+    the attempt may run on (even for ever, if its agent blocks). A pool's threads would keep
+    the process alive at exit until they end; a daemon thread does not. The loop never has
+    more than `workers` attempts going (besides abandoned ones), so no pool is needed to bound
+    them, and the thread is the attempt's alone."""
+
+    def submit(self, fn, /, *args, **kwargs) -> futures.Future:
+        future: futures.Future = futures.Future()
+
+        def work() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as error:  # noqa: BLE001 - kept for .result(), as a pool does
+                    future.set_exception(error)
+
+        threading.Thread(target=work, name="agentlab-attempt", daemon=True).start()
         return future

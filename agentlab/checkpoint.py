@@ -9,10 +9,21 @@ are not run again; a step that was running when the process died runs again.
 
 The file is JSON, so you can read it. It is written to a temporary file first and
 then renamed over the old one (`os.replace`, atomic), so a kill mid-write leaves
-the previous checkpoint whole, never half a file. It carries a format version, a
-fingerprint of the task and the plan it belongs to, and a checksum of its state:
-resuming a different task or plan, a newer format, or a damaged file is a
-`CheckpointError` that says which, never a run that silently mixes two.
+the previous checkpoint whole, never half a file (the temporary file it leaves
+behind is removed by the next save or resume). It carries a format version, a
+fingerprint of the task and the plan it belongs to, and a checksum of its state,
+and its state must have the shape `STATE_SCHEMA` gives: resuming a different task
+or plan, a newer format, or a damaged file (not UTF-8, not JSON, edited, a field
+of the wrong type, a directory at the path) is a `CheckpointError` that says
+which, never a run that silently mixes two or a traceback from deep inside.
+
+What is saved passes through `llm.redact` first: a key that a server echoed into an
+error message (and so into the run's reason) is not written to disk.
+
+A resumed run has every call of the saved state counted, once. An attempt that was
+running when the process died is lost with the process: its calls were paid and
+never saved, so they are counted nowhere. The step runs again, and what it pays
+then is counted.
 
 The whole state is rewritten after every step: simple and safe, and quick enough
 for plans of tens or hundreds of steps (a longer run would append to a log instead).
@@ -20,23 +31,26 @@ for plans of tens or hundreds of steps (a longer run would append to a log inste
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlab.llm.base import Completion
+from agentlab.llm.base import Completion, redact
 from agentlab.llm.replay import completion_from_dict, completion_to_dict
-from agentlab.monitor import Failure
+from agentlab.monitor import FAILURE_KINDS, Failure
 from agentlab.plan import Plan, PlanError
 from agentlab.schedule import Slot
-from agentlab.trace import Event, Run
+from agentlab.trace import KINDS, Event, Run
 
 VERSION = 1
 FORMAT = "agentlab-checkpoint"
+_AFRESH = "delete it to start the run afresh"
 
 
 class CheckpointError(ValueError):
@@ -53,8 +67,14 @@ def _short(value: Any) -> str:
 
 
 def fingerprint(task: str, plan: Plan) -> dict[str, str]:
-    """Short hashes of the task and of the plan a run started from."""
-    return {"task": _short(task), "plan": _short(plan.to_dict())}
+    """Short hashes of the task and of the plan a run started from (as saved: redacted)."""
+    return {"task": _short(task), "plan": _short(_scrubbed(plan.to_dict()))}
+
+
+def _scrubbed(value: Any) -> Any:
+    """`value` (JSON: dicts, lists, text, numbers) with every credential in it redacted. (`redact`
+    keeps JSON text valid, and one pass over the whole text is quicker than one per string.)"""
+    return json.loads(redact(json.dumps(value, ensure_ascii=False)))
 
 
 # --- saving and resuming a run ----------------------------------------------------------------
@@ -78,7 +98,7 @@ def save(path: str | os.PathLike, run: Run, now: float) -> None:
         "status": run.status,
         "reason": run.reason,
     }
-    _write(Path(path), run.task, run.plans[0], state)
+    _write(Path(path), run.task, run.plans[0], _scrubbed(state))
 
 
 def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float:
@@ -86,7 +106,7 @@ def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float
     not run again. The file must be for the run's task and first plan. Returns the clock time."""
     name = Path(path).name
     state = load(path, run.task, run.plans[0])
-    try:
+    try:  # the state has the schema's shape: what can still fail here is the plans meeting the team
         run.plans = [Plan.from_dict(p, team) for p in state["plans"]]
         run.plan = run.plans[-1]
         run.outputs = dict(state["outputs"])
@@ -97,7 +117,7 @@ def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float
         run.attempts, run.used = dict(state["attempts"]), dict(state["used"])
         run.replans = int(state["replans"])
         run.failures = [(i, role, Failure(kind, message)) for i, role, kind, message in state["failures"]]
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {name} cannot be resumed: {type(e).__name__}: {e}") from None
     left = [s.id for s in run.plan if s.id not in run.outputs]
     detail = f"resumed from a checkpoint: {len(run.outputs)} step(s) done, to do: {', '.join(left) or 'none'}"
@@ -142,6 +162,9 @@ def _write(path: Path, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
         "state": state,
     }
     text = json.dumps(document, indent=1, ensure_ascii=False)
+    if path.is_dir():
+        raise CheckpointError(_a_directory(path))
+    _tidy(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as f:
@@ -159,13 +182,8 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
     for that plan; `state["plan0"]` is the plan the run started from."""
     path = Path(path)
     name = path.name
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise CheckpointError(
-            f"checkpoint {name} is damaged: not valid JSON ({e.msg}: line {e.lineno}, column {e.colno}); "
-            "delete it to start the run afresh"
-        ) from None
+    _tidy(path)
+    document = _read(path)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CheckpointError(f"{name} is not an agentlab checkpoint")
     if document.get("version") != VERSION:
@@ -178,19 +196,125 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
         raise CheckpointError(
             f"checkpoint {name} is damaged: its state does not match its checksum (was the file edited?)"
         )
-    stored = document.get("fingerprint") or {}
+    _check_shape(state, name)
+    stored = document.get("fingerprint")
+    if not isinstance(stored, dict):
+        raise CheckpointError(f"checkpoint {name} is damaged: its fingerprint is not an object; {_AFRESH}")
     if stored.get("task") != _short(task):
         raise CheckpointError(
             f"checkpoint {name} belongs to a different task ({state.get('task', '?')[:60]!r}), "
             f"not {task[:60]!r}; use another checkpoint file, or resume=False to start over"
         )
-    if plan is not None and stored.get("plan") != _short(plan.to_dict()):
+    if plan is not None and stored.get("plan") != fingerprint(task, plan)["plan"]:
         raise CheckpointError(
             f"checkpoint {name} belongs to a different plan than the one given; "
             "use another checkpoint file, or resume=False to start over"
         )
     try:
         state["plan0"] = Plan.from_dict(state["plan0"])
-    except (KeyError, PlanError) as e:
+    except (KeyError, TypeError, AttributeError, PlanError) as e:
         raise CheckpointError(f"checkpoint {name} holds no valid starting plan: {e}") from None
     return state
+
+
+def _read(path: Path) -> Any:
+    """The JSON at `path`; a CheckpointError that says what is wrong if that is not what is there."""
+    name = path.name
+    if path.is_dir():
+        raise CheckpointError(_a_directory(path))
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"), parse_constant=_infinite, parse_float=_finite)
+    except OSError as e:
+        raise CheckpointError(f"checkpoint {name} cannot be read: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        problem = f"not UTF-8 text (at byte {e.start})"
+    except json.JSONDecodeError as e:
+        problem = f"not valid JSON ({e.msg}: line {e.lineno}, column {e.colno})"
+    except CheckpointError as e:
+        problem = str(e)
+    except (ValueError, RecursionError) as e:  # an integer of thousands of digits; nesting too deep
+        problem = f"{type(e).__name__}: {e}"
+    raise CheckpointError(f"checkpoint {name} is damaged: {problem}; {_AFRESH}")
+
+
+def _infinite(constant: str) -> float:
+    raise CheckpointError(f"it holds {constant}, which no saved number is")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    return value if math.isfinite(value) else _infinite(text)
+
+
+def _a_directory(path: Path) -> str:
+    return f"the checkpoint path {str(path)!r} is a directory; give a file, e.g. {str(path / 'run.json')!r}"
+
+
+def _tidy(path: Path) -> None:
+    """Remove the temporary files that writes to `path` killed halfway left behind (see `_write`)."""
+    for stray in path.parent.glob(glob.escape(path.name) + ".????????.tmp"):
+        stray.unlink(missing_ok=True)
+
+
+# --- the state's shape ------------------------------------------------------------------------
+
+_TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
+_SECONDS = {"type": "number", "minimum": 0}
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+
+
+def _row(*items: dict) -> dict:
+    """A JSON array of exactly these items, in this order (a tuple in Python)."""
+    return {"type": "array", "prefixItems": list(items), "minItems": len(items), "items": False}
+
+
+def _list(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+def _map(values: dict) -> dict:
+    return {"type": "object", "additionalProperties": values}
+
+
+def _record(**fields: dict) -> dict:
+    return {"type": "object", "required": list(fields), "properties": fields}
+
+
+_COMPLETION = _record(  # as `llm.replay.completion_to_dict` writes one
+    text=_TEXT,
+    model=_TEXT,
+    backend=_TEXT,
+    usage={"type": "object", "properties": dict.fromkeys(_USAGE, _COUNT), "additionalProperties": False},
+    latency=_SECONDS,
+    data={},
+    tool_calls=_list(_record(id=_TEXT, name=_TEXT, args={"type": "object"})),
+    stop_reason=_TEXT,
+)
+
+STATE_SCHEMA = _record(  # what `save` writes, field by field
+    task=_TEXT,
+    plan0={"type": "object"},
+    plans={"type": "array", "items": {"type": "object"}, "minItems": 1},
+    outputs=_map(_TEXT),
+    calls=_list(_row(_TEXT, _TEXT, {"anyOf": [{**_record(value={}), "maxProperties": 1}, _COMPLETION]})),
+    trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT)),
+    slots=_list(_row(_TEXT, _COUNT, _SECONDS, _SECONDS)),
+    now=_SECONDS,
+    attempts=_map(_COUNT),
+    used=_map(_map(_COUNT)),
+    replans=_COUNT,
+    failures=_list(_row(_TEXT, _TEXT, {"enum": list(FAILURE_KINDS)}, _TEXT)),
+    status=_TEXT,
+    reason=_TEXT,
+)
+
+
+def _check_shape(state: Any, name: str) -> None:
+    """A CheckpointError naming the first field of `state` that does not have the schema's shape."""
+    import jsonschema  # here: it takes a moment to import, and only a resume needs it
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(STATE_SCHEMA).iter_errors(state))
+    if error is not None:
+        where = "/".join(map(str, error.absolute_path)) or "the state"
+        said = error.message if len(error.message) <= 160 else error.message[:160] + "..."
+        raise CheckpointError(f"checkpoint {name} is damaged: {where}: {said}; {_AFRESH}")

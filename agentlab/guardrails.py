@@ -2,18 +2,24 @@
 
 A tool that only reads (lookup, search, calculate) changes nothing. A tool with side effects
 (send_message, delete_record) changes the world, and each tool declares which effects it has
-(`world.injection.EFFECTS`; a tool that declares nothing is treated as "undeclared", never as
+(`world.injection.EFFECTS`, by name, for the tool its spec describes: a tool that takes the
+name of one of the kit's tools with another spec, or declares nothing, is "undeclared", never
 harmless). A run has a `Policy`: the effects it may have without asking, and who to ask about
 the rest. A `Guard` wraps each tool: every call is checked against the policy; a call that
 needs an effect the policy does not allow goes to the policy's `approve` callback (a person at
-a widget, or a function in a test); the decision is logged either way, with the arguments and
-the step and role that asked. A denied call never reaches the tool's function: the caller gets
-`ActionDenied`, which a tool loop shows the model and which fails a direct tool step.
+a widget, or a function in a test); a denied call never reaches the tool's function: the caller
+gets `ActionDenied`, which a tool loop shows the model and which fails a direct tool step.
+
+The audit log records every decision, refusals included, with the arguments and the step and
+role that asked, and it records it *before* the tool runs (outcome "running"), then what came
+of it: an effect cut short still leaves its entry.
 
 The guard wraps tools and leaves the executors alone: `guard.wrap(tool, step, role)` is a
 `ToolFunction` like any other, so `model_agent`, `tool_loop` and the ReAct loop use it as they
 use any tool. `guarded_team` builds a team that hands each step its role's tools bound to that
-step, so the log can say who asked.
+step, so the log can say who asked; the tools it shows (`team[role].tools`) are guarded too, and
+a call the role's tools do not include (a plan's direct step, or a model's request) is logged
+as refused.
 """
 
 from __future__ import annotations
@@ -22,17 +28,19 @@ import html
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import ipywidgets as widgets
 
 from agentlab.agents import Agent, ToolFunction, model_agent
-from agentlab.llm.base import LLM
+from agentlab.llm.base import LLM, Completion
 from agentlab.plan import Step
-from agentlab.world.injection import EFFECTS
+from agentlab.world import TOOLS
+from agentlab.world.injection import EFFECTS, SIDE_EFFECT_TOOLS
 
 UNDECLARED = "undeclared"  # the effect of a tool that did not declare its effects
+KIT_TOOLS = TOOLS | SIDE_EFFECT_TOOLS  # the specs that the kit's declared effects (EFFECTS) are for
 
 
 class ActionDenied(PermissionError):
@@ -85,10 +93,12 @@ class Policy:
             answer = self.approve(request)
         except Exception as error:  # a broken approver must not wave a call through
             return "denied", f"the approver failed ({type(error).__name__}: {error})"
+        if isinstance(answer, tuple) and len(answer) != 2:
+            return "denied", f"the approver's answer {answer!r:.80} is not True, False or (answer, reason)"
         approved, why = answer if isinstance(answer, tuple) else (answer, "")
         if approved is True:
-            return "approved", why or "an approver said yes"
-        return "denied", why or "an approver said no"
+            return "approved", str(why or "an approver said yes")
+        return "denied", str(why or "an approver said no")
 
 
 # --- the audit log ------------------------------------------------------------------------------
@@ -97,7 +107,8 @@ class Policy:
 @dataclass(frozen=True)
 class Entry:
     """One tool call: who asked (step, role), what (tool, args, effects), the decision and why,
-    and what happened: `outcome` is "ok", "error" (the tool ran and failed) or "not run"."""
+    and what happened: `outcome` is "not run" (denied), "running" (logged before the tool runs,
+    and until it returns), then "ok", "error" (the tool ran and failed) or "interrupted"."""
 
     n: int
     step: str
@@ -127,12 +138,17 @@ class AuditLog:
         self._lock = threading.Lock()
 
     def add(self, request: Request, decision: str, reason: str, outcome: str, result: str) -> Entry:
-        """Log one call: the request, the decision on it and what came of it."""
+        """Log one call: the request, the decision on it and what came of it (so far)."""
         verdict = {"decision": decision, "reason": reason, "outcome": outcome, "result": result}
         with self._lock:
             entry = Entry(len(self.entries) + 1, **asdict(request), **verdict)
             self.entries.append(entry)
         return entry
+
+    def settle(self, entry: Entry, outcome: str, result: str) -> None:
+        """Write what came of a call logged as "running"."""
+        with self._lock:
+            self.entries[entry.n - 1] = replace(entry, outcome=outcome, result=result)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(list(self.entries))
@@ -190,31 +206,46 @@ class Guard:
     effects: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: dict(EFFECTS))
     log: AuditLog = field(default_factory=AuditLog)
 
-    def effects_of(self, tool: str) -> tuple[str, ...]:
-        return tuple(self.effects.get(tool, (UNDECLARED,)))
+    def effects_of(self, tool: ToolFunction | str) -> tuple[str, ...]:
+        """What `tool` declares it changes, by its name in `effects`; a tool that takes the name of
+        one of the kit's tools (`KIT_TOOLS`) with another spec declares nothing. (The guard trusts
+        a spec to say what its function does: it cannot look inside the function.)"""
+        name = tool if isinstance(tool, str) else tool.name
+        impostor = not isinstance(tool, str) and name in KIT_TOOLS and tool.spec != KIT_TOOLS[name]
+        if name not in self.effects or impostor:
+            return (UNDECLARED,)
+        return tuple(self.effects[name])
 
     def call(self, tool: ToolFunction, args: Mapping[str, Any], step: str, role: str) -> str:
-        """Decide on one call, log it, and run it only if it was allowed or approved."""
-        request = Request(tool.name, dict(args), self.effects_of(tool.name), step, role)
+        """Decide on one call and log it, then, if it was allowed or approved, run it and log
+        what came of it."""
+        shown = dict(args) if isinstance(args, Mapping) else {"(not an object)": args}
+        request = Request(tool.name, shown, self.effects_of(tool), step, role)
         decision, reason = self.policy.decide(request)
         if decision == "denied":
             self.log.add(request, decision, reason, "not run", "")
             raise ActionDenied(f"{tool.name} was not run: {reason}")
+        entry = self.log.add(request, decision, reason, "running", "")  # intent, before the effect
         try:
             result = tool(args)
         except Exception as error:
-            self.log.add(request, decision, reason, "error", f"{type(error).__name__}: {error}")
+            self.log.settle(entry, "error", f"{type(error).__name__}: {error}")
             raise
-        self.log.add(request, decision, reason, "ok", result)
+        except BaseException as error:  # cut short (an interrupt): what it did is unknown
+            self.log.settle(entry, "interrupted", type(error).__name__)
+            raise
+        self.log.settle(entry, "ok", result)
         return result
 
+    def refuse(self, tool: str, args: Mapping[str, Any], step: str, role: str, reason: str) -> None:
+        """Log a call that is refused before any policy is asked (a tool outside the role)."""
+        request = Request(tool, dict(args), self.effects_of(tool), step, role)
+        self.log.add(request, "denied", reason, "not run", "")
+
     def wrap(self, tool: ToolFunction, step: str, role: str) -> ToolFunction:
-        """`tool` as the step `step` of `role` may call it: same spec, every call through the guard."""
-
-        def guarded(**args: Any) -> str:
-            return self.call(tool, args, step, role)
-
-        return ToolFunction(tool.spec, guarded, tool.seconds)
+        """`tool` as the step `step` of `role` may call it: same spec, every call through the guard
+        (even one whose arguments the tool would refuse)."""
+        return _Guarded(tool.spec, lambda args: self.call(tool, args, step, role), tool.seconds)
 
     def tools(self, tools: Iterable[ToolFunction], step: str, role: str) -> list[ToolFunction]:
         return [self.wrap(t, step, role) for t in tools]
@@ -240,15 +271,52 @@ def guarded_team(
             raise ValueError(
                 f"the {role} is to use {unknown}, which are not among the tools ({', '.join(tools)})"
             )
+        if misnamed := [f"{n!r} is {tools[n].name!r}" for n in names if tools[n].name != n]:
+            raise ValueError(f"each tool must be listed under its own name: {', '.join(misnamed)}")
         mine = tuple(tools[n] for n in names)
 
         def act(step: Step, context: Mapping[str, str], role=role, system=system, mine=mine):
+            watched = _Watched(llm, guard, step.id, role, mine)
+            if step.tool is not None and step.tool not in watched.names:  # model_agent then refuses it
+                guard.refuse(step.tool, step.args, step.id, role, watched.outside(step.tool))
             bound = guard.tools(mine, step.id, role)
-            agent = model_agent(role, system, llm, bound, model=model, max_turns=max_turns)
+            agent = model_agent(role, system, watched, bound, model=model, max_turns=max_turns)
             return agent.act(step, context)
 
-        team[role] = Agent(role, act, description=description, tools=mine)
+        team[role] = Agent(role, act, description=description, tools=tuple(guard.tools(mine, "-", role)))
     return team
+
+
+class _Guarded(ToolFunction):
+    """A guarded tool: its `fn` is the guard's, and takes the arguments as they come."""
+
+    def __call__(self, args: Mapping[str, Any]) -> str:
+        return self.fn(args)
+
+
+@dataclass
+class _Watched:
+    """`llm` as one step of a guarded team calls it: a tool call the model asks for that is not
+    among the role's tools is logged as refused (the tool loop then tells the model so)."""
+
+    llm: LLM
+    guard: Guard
+    step: str
+    role: str
+    tools: tuple[ToolFunction, ...]
+
+    def __post_init__(self):
+        self.backend, self.names = self.llm.backend, [t.name for t in self.tools]
+
+    def outside(self, tool: str) -> str:
+        return f"{tool} is not among the {self.role}'s tools ({', '.join(self.names) or 'none'})"
+
+    def complete(self, **request: Any) -> Completion:
+        reply = self.llm.complete(**request)
+        for call in reply.tool_calls:
+            if call.name not in self.names:
+                self.guard.refuse(call.name, call.args, self.step, self.role, self.outside(call.name))
+        return reply
 
 
 # --- approving in a notebook ---------------------------------------------------------------------------

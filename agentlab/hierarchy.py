@@ -16,10 +16,10 @@ parent's run, where the parent's own policies take over. That is escalation, and
 second mechanism.
 
 `depth` counts the planning levels (1 is a flat team) and `branching` the most parts a manager
-or lead may hand out, so the tree has a bound whatever the models write. Every team keeps its
-`Run`, and the result is a tree of `Node`s: printing one draws who delegated to whom, and
-`rollup` sums the usage per level, per role and per model, parts that must add up to the bill
-the manager's run recorded.
+or lead may hand out, so the tree has a bound whatever the models write; a `budget` caps what
+all its teams spend together (`meter.py`). Every team keeps its `Run`, and the result is a
+tree of `Node`s: printing one draws who delegated to whom, and `rollup` sums the usage per
+level, per role and per model, parts that must add up to the bill the manager's run recorded.
 """
 
 from __future__ import annotations
@@ -28,13 +28,15 @@ import html
 import textwrap
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.agents import Agent, StepFailed, Work, step_prompt, world_team
+from agentlab.budget import Budget, Spent
 from agentlab.faults import Fault
 from agentlab.llm.base import LLM, Completion
 from agentlab.llm.usage import Tally, usage_report
+from agentlab.meter import Metered
 from agentlab.monitor import Check
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import LLMPlanner
@@ -92,7 +94,7 @@ class Node:
     @property
     def seconds(self) -> float:
         """The team's latency on the virtual clock: its planning, then its run."""
-        planning = sum(c.latency for step_id, _, c in self.run.calls if step_id == "plan")
+        planning = sum(c.latency for step, role, c in self.run.calls if (step, role) == ("plan", "planner"))
         return round(planning + self.run.elapsed, 6)
 
     def walk(self) -> Iterator[Node]:
@@ -164,6 +166,9 @@ class Hierarchy:
     the backend's default). `checks` and `recovery` are given to every team: a `Replan()`
     replans with that team's own planner. `faults` maps a team's path ("" for the manager,
     "s2", "s2/s1") to the faults injected into its run, so one sub-team can be broken on purpose.
+    `budget` caps the whole tree: calls, tokens and cost of all teams together, counted as they
+    are paid; seconds on each team's own clock (the manager's is the tree's latency). Once a cap
+    is reached no team starts anything new; steps in flight finish, so a tree ends a little over.
     """
 
     llm: LLM
@@ -178,6 +183,7 @@ class Hierarchy:
     checks: Sequence[Check] = ()
     recovery: Sequence[Any] = ()
     faults: Mapping[str, Sequence[Fault]] = field(default_factory=dict)
+    budget: Budget | None = None
 
     def __post_init__(self):
         for name in ("depth", "branching"):
@@ -189,10 +195,16 @@ class Hierarchy:
                 raise TypeError(
                     f"faults maps a team's path (text) to Fault objects; got {path!r}: {faults!r}"
                 )
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise TypeError(f"budget must be a Budget, got {type(self.budget).__name__}")
 
     def solve(self, task: str) -> Node:
         """Run `task` through the whole tree; the manager's node holds the rest."""
-        return self._team(task, 1, "")
+        tree = self
+        if self.budget is not None:  # every team calls one metered model and checks what it counted
+            meter = Metered(self.llm)
+            tree = replace(self, llm=meter, budget=meter.budget(self.budget, "all teams together"))
+        return tree._team(task, 1, "")
 
     def _team(self, task: str, level: int, path: str) -> Node:
         """One team: plan `task`, run the plan, and keep the sub-teams it delegated to."""
@@ -207,14 +219,17 @@ class Hierarchy:
             team = {LEAD: self._sub_team(level, path, below)} | {r: workers[r] for r in ("analyst", "writer")}
             planner = ManagerPlanner(self.llm, team, parts=self.branching, **planning)
         watching = {"checks": self.checks, "recovery": self.recovery, "faults": self.faults.get(path, ())}
-        run = orchestrate(task, planner, team, workers=self.workers, **watching)
+        run = orchestrate(task, planner, team, workers=self.workers, budget=self.budget, **watching)
         return Node(path, level, task, run, below.in_order(run))
 
     def _sub_team(self, level: int, path: str, below: _SubTeams) -> Agent:
         """The `LEAD` role of a team at `level`: each step it is given is a part, run by a team
-        one level down. A part it cannot finish fails the step, with its calls and seconds."""
+        one level down. A part it cannot finish fails the step, with its calls and seconds; with
+        the tree's budget spent, no sub-team is formed (its planning would cost calls)."""
 
         def act(step: Step, context: Mapping[str, str]) -> Work:
+            if self.budget is not None and (reason := self.budget.reached(Spent())):
+                raise StepFailed(f"no sub-team was formed: {reason}", (), 0.0)
             child = self._team(step_prompt(step, context), level + 1, f"{path}/{step.id}".lstrip("/"))
             below.add(step.id, child)
             calls = tuple(c for _, _, c in child.run.calls)

@@ -31,9 +31,11 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from agentlab.llm.base import redact
 from agentlab.plan import Context, Step, fill_in
 from agentlab.prompts import reported
 from agentlab.trace import Run
+from agentlab.valid import number
 from agentlab.world import FUNCTIONS, QuestionError, ToolError, check_answer, gold_answer
 
 FAILURE_KINDS = ("error", "timeout", "sentinel", "check")
@@ -44,7 +46,9 @@ Check = Callable[[Step, str, Context], "str | None"]
 
 @dataclass(frozen=True)
 class Failure:
-    """Why one attempt at a step failed: one of `FAILURE_KINDS` and a message naming the problem."""
+    """Why one attempt at a step failed: one of `FAILURE_KINDS` and a message naming the problem.
+    The message goes into the trace, the run's reason, a retry's note and the checkpoint, so any
+    credential in it (a server that echoed the key in an error) is redacted (`llm.redact`)."""
 
     kind: str
     message: str
@@ -52,6 +56,7 @@ class Failure:
     def __post_init__(self):
         if self.kind not in FAILURE_KINDS:
             raise ValueError(f"unknown failure kind {self.kind!r}; expected one of {FAILURE_KINDS}")
+        object.__setattr__(self, "message", redact(self.message))
 
 
 def is_sentinel(output: str) -> bool:
@@ -181,6 +186,7 @@ def run_python(code: str, timeout: float = 5.0) -> CodeResult:
     """Run `code` in a fresh Python process (isolated mode, no user site or environment
     hooks), killed after `timeout` seconds. A separate process is what makes the timeout
     real: a thread cannot be stopped, a process can. It is not a security sandbox."""
+    number(timeout, "run_python's timeout", above=0)
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=timeout
@@ -203,6 +209,7 @@ def code_of(output: str) -> str:
 def code_critic(tests: str, timeout: float = 5.0) -> Critic:
     """A critic for steps that write code: it runs the code and then `tests` (asserts) in a
     separate process; any exception, failed assert or timeout is its verdict."""
+    number(timeout, "code_critic's timeout", above=0)
 
     def judge(step: Step, output: str, context: Context) -> str | None:
         result = run_python(code_of(output) + "\n\n" + tests, timeout)

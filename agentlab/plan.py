@@ -6,14 +6,14 @@ built, so every other part of the kit can trust a plan it is handed: if a plan
 exists, it has at least one step, unique ids, known dependencies and no cycle.
 
 Plans travel as JSON (that is what an LLM planner will emit), so this module
-also owns the JSON form, its JSON Schema, and the parser that turns anything
-malformed into a `PlanError` a learner can read; and the plan's own language, in
-which `$s1` in a step's instruction or arguments stands for step s1's output.
+also owns the JSON form, its JSON Schema, the parser that turns anything
+malformed into a `PlanError` a learner can read, `plan_json` (the one way the kit
+finds a plan's JSON in a model's reply); and the plan's own language, in which
+`$s1` in a step's instruction or arguments stands for step s1's output.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,7 +22,7 @@ from typing import Any
 
 import networkx as nx
 
-from agentlab.valid import number
+from agentlab.valid import cut, decoded, json_problem, loads, names, number, shown
 
 Context = Mapping[str, str]  # what a step is given: the output of each step it depends on, by id
 
@@ -55,7 +55,9 @@ class Step:
         d: dict[str, Any] = {"id": self.id, "role": self.role, "instruction": self.instruction}
         d["depends_on"] = list(self.depends_on)
         if self.tool is not None:
-            d |= {"tool": self.tool, "args": dict(self.args)}
+            d["tool"] = self.tool
+        if self.tool is not None or self.args:  # an agent step's args too: nothing is lost
+            d["args"] = dict(self.args)
         if self.duration is not None:
             d["duration"] = self.duration
         return d
@@ -78,11 +80,13 @@ class Plan:
     roles: frozenset[str] | None = None
 
     def __init__(self, steps: Iterable[Step], roles: Iterable[str] | None = None, calls: Iterable[Any] = ()):
+        if isinstance(steps, str | bytes | Mapping) or not isinstance(steps, Iterable):
+            hint = ": for a plan's JSON form use Plan.from_dict" if isinstance(steps, Mapping) else ""
+            raise PlanError(f"a plan is built from a list of Steps, got {type(steps).__name__}{hint}")
         object.__setattr__(self, "steps", tuple(steps))
-        object.__setattr__(self, "roles", None if roles is None else frozenset(roles))
+        object.__setattr__(self, "roles", None if roles is None else names(roles, "roles", PlanError))
         _validate(self.steps, self.roles)
-        # not fields, so equality ignores them: the index by id, and the model calls that wrote
-        # the plan (a planner's cost travels with the plan it paid for)
+        # not fields, so equality ignores them: the index by id, and the model calls that wrote the plan
         object.__setattr__(self, "_by_id", {s.id: s for s in self.steps})
         object.__setattr__(self, "calls", tuple(calls))
 
@@ -107,12 +111,10 @@ class Plan:
     # --- order -------------------------------------------------------------
 
     def topological_order(self) -> list[Step]:
-        """Every step after all of its dependencies; ties keep the written order (Kahn's algorithm)."""
-        count, order = Countdown(self), []
-        while count.ready:  # validation ruled out cycles, so every step gets here
-            order.append(count.pop())
-            count.done(order[-1].id)
-        return order
+        """Every step after all of its dependencies; ties keep the written order (networkx runs
+        Kahn's algorithm, taking the ready step written first; `schedule.ListScheduler` does too)."""
+        position = {s.id: i for i, s in enumerate(self.steps)}
+        return [self._by_id[i] for i in nx.lexicographical_topological_sort(self.to_networkx(), position.get)]
 
     def ready(self, done: Iterable[str]) -> list[Step]:
         """Steps not yet done whose dependencies are all done, in written order."""
@@ -171,33 +173,26 @@ class Plan:
         """Build a plan from parsed JSON; any shape problem becomes a PlanError."""
         if not isinstance(data, Mapping):
             raise PlanError(f"a plan must be a JSON object with a 'steps' list, got {type(data).__name__}")
-        if extra := set(data) - {"steps"}:
-            raise PlanError(f"a plan has only a 'steps' field; unexpected: {sorted(extra)}")
+        if extra := sorted((k for k in data if k != "steps"), key=repr):
+            raise PlanError(f"a plan has only a 'steps' field; unexpected: {shown(extra)}")
         if "steps" not in data:
             raise PlanError("a plan needs a 'steps' list")
-        raw_steps = data["steps"]
-        if not isinstance(raw_steps, list):
+        if not isinstance(raw_steps := data["steps"], list):
             raise PlanError(f"'steps' must be a list, got {type(raw_steps).__name__}")
         return cls([_step_from_dict(i, raw) for i, raw in enumerate(raw_steps)], roles=roles)
 
     @classmethod
-    def from_json(cls, text: str, roles: Iterable[str] | None = None) -> Plan:
-        """Parse a plan from JSON text, as a model would write it."""
-        if not isinstance(text, str | bytes):
-            raise PlanError(f"from_json expects JSON text, got {type(text).__name__}")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            where = f"line {e.lineno}, column {e.colno}"
-            raise PlanError(f"the plan is not valid JSON: {e.msg} at {where}") from None
-        return cls.from_dict(data, roles=roles)
+    def from_json(cls, text: str | bytes, roles: Iterable[str] | None = None) -> Plan:
+        """Parse a plan from its JSON text, the whole text (what `to_json` writes). A model's
+        reply, which may wrap the JSON in a ```json fence, is read with `plan_json` instead."""
+        return cls.from_dict(loads(text, "the plan", PlanError), roles=roles)
 
     @staticmethod
     def json_schema(roles: Iterable[str] | None = None) -> dict[str, Any]:
         """The JSON Schema a model's plan output is held to (roles as an enum if given)."""
         role: dict[str, Any] = {"type": "string", "description": "who does the step"}
         if roles is not None:
-            role["enum"] = sorted(roles)
+            role["enum"] = sorted(names(roles, "roles", PlanError))
         step = {
             "type": "object",
             "properties": {
@@ -233,28 +228,28 @@ class Plan:
         return "\n".join(lines)
 
 
-class Countdown:
-    """Kahn's bookkeeping, O(log n) a step: each step's count of `unmet` dependencies, and a heap of
-    the `ready` steps by written position. `pop()` takes the first; `done(id)` counts down after it."""
+# --- a plan's JSON in a model's reply ---------------------------------------------------
 
-    def __init__(self, plan: Plan):
-        self.steps = plan.steps
-        self.index = {s.id: i for i, s in enumerate(plan.steps)}
-        self.unmet = [len(s.depends_on) for s in plan.steps]
-        self.needed_by: list[list[int]] = [[] for _ in plan.steps]
-        for i, s in enumerate(plan.steps):
-            for d in s.depends_on:
-                self.needed_by[self.index[d]].append(i)
-        self.ready = [i for i, n in enumerate(self.unmet) if n == 0]  # ascending: already a heap
+FENCED = re.compile(r"^[ \t]*```[ \t]*(?:json)?[ \t]*\n(.*?)(?:\n[ \t]*```|```\s*\Z)", re.I | re.M | re.S)
 
-    def pop(self) -> Step:
-        return self.steps[heapq.heappop(self.ready)]
 
-    def done(self, step_id: str) -> None:
-        for after in self.needed_by[self.index[step_id]]:
-            self.unmet[after] -= 1
-            if not self.unmet[after]:
-                heapq.heappush(self.ready, after)
+def plan_json(text: str) -> Any:
+    """The JSON value a model's reply holds, read the same way on every path: the whole reply
+    (spaces around it allowed), or else the inside of its one fenced block (```json or ```, opened
+    on a line of its own, closed at the start of a line or at the end), prose outside it ignored.
+    Bare JSON amid prose is not hunted for: where it starts and ends would be a guess (exercise
+    03.read-plan writes that lenient reader). Anything else is a PlanError saying what is wrong."""
+    text = decoded(text, "the plan", PlanError)
+    try:
+        return loads(text, "the plan", PlanError)
+    except PlanError as whole:
+        blocks = FENCED.findall(text)
+        if len(blocks) == 1:
+            return loads(blocks[0], "the plan in the reply's fenced block", PlanError)
+        if blocks or "```" in text:
+            said = f"holds {len(blocks)} fenced blocks" if blocks else "opens a ``` fence that never closes"
+            raise PlanError(f"the reply {said}: send one plan, whole") from None
+        raise whole from None
 
 
 # --- the $id language: a step's reference to an earlier step's output ---------------
@@ -325,19 +320,23 @@ def renamed(plan: Plan, prefix: str) -> list[Step]:
 
 
 def _step_from_dict(index: int, raw: Any) -> Step:
+    """A step's JSON object, as the schema has it: optional fields are left out, never null."""
     where = f"step #{index + 1}"
     if not isinstance(raw, Mapping):
         raise PlanError(f"{where} must be a JSON object, got {type(raw).__name__}")
-    if isinstance(raw.get("id"), str) and raw["id"]:
-        where = f"step {raw['id']!r}"
-    if extra := set(raw) - set(STEP_FIELDS):
-        raise PlanError(f"{where} has unknown field(s) {sorted(extra)}; allowed: {list(STEP_FIELDS)}")
+    if isinstance(raw.get("id"), str) and raw["id"].strip():
+        where = f"step {shown(raw['id'])}"
+    if extra := sorted((k for k in raw if k not in STEP_FIELDS), key=repr):
+        raise PlanError(f"{where} has unknown field(s) {shown(extra)}; allowed: {list(STEP_FIELDS)}")
     if missing := [k for k in ("id", "role", "instruction") if k not in raw]:
         raise PlanError(f"{where} is missing {', '.join(repr(m) for m in missing)}")
-    depends_on = raw.get("depends_on", [])
+    if "depends_on" not in raw:
+        raise PlanError(f"{where} is missing 'depends_on' ([] for a step that waits for none)")
+    if null := [k for k in ("tool", "args", "duration") if k in raw and raw[k] is None]:
+        raise PlanError(f"{where}: {null[0]!r} is null; leave it out instead")
+    depends_on, args = raw["depends_on"], raw.get("args", {})
     if not isinstance(depends_on, list):
         raise PlanError(f"{where}: 'depends_on' must be a list of step ids, got {type(depends_on).__name__}")
-    args = raw.get("args", {})
     if not isinstance(args, Mapping):
         raise PlanError(f"{where}: 'args' must be an object, got {type(args).__name__}")
     fields = (raw["id"], raw["role"], raw["instruction"], tuple(depends_on), raw.get("tool"), dict(args))
@@ -348,52 +347,53 @@ def _validate(steps: tuple[Step, ...], roles: frozenset[str] | None) -> None:
     if not steps:
         raise PlanError("the plan is empty: a plan needs at least one step")
     seen: set[str] = set()
-    for s in steps:
-        _check_types(s)
+    for position, s in enumerate(steps, 1):
+        _check_types(s, position)
         if s.id in seen:
-            raise PlanError(f"duplicate step id {s.id!r}: every step needs its own id")
+            raise PlanError(f"duplicate step id {shown(s.id)}: every step needs its own id")
         seen.add(s.id)
     for s in steps:
+        name = shown(s.id)
         if roles is not None and s.role not in roles:
-            raise PlanError(f"step {s.id!r} has unknown role {s.role!r}; known roles: {sorted(roles)}")
+            raise PlanError(f"step {name} has unknown role {shown(s.role)}; known roles: {sorted(roles)}")
         if s.id in s.depends_on:
-            raise PlanError(f"step {s.id!r} depends on itself")
+            raise PlanError(f"step {name} depends on itself")
         if unknown := [d for d in s.depends_on if d not in seen]:
-            raise PlanError(f"step {s.id!r} depends on unknown step {unknown[0]!r}")
+            raise PlanError(f"step {name} depends on unknown step {shown(unknown[0])}")
         if len(set(s.depends_on)) != len(s.depends_on):
-            raise PlanError(f"step {s.id!r} lists a dependency twice: {list(s.depends_on)}")
-    if cycle := _find_cycle(steps):
-        raise PlanError(f"the plan has a cycle: {' -> '.join(cycle + [cycle[0]])}")
+            raise PlanError(f"step {name} lists a dependency twice: {shown(list(s.depends_on))}")
+    graph = nx.DiGraph((d, s.id) for s in steps for d in s.depends_on)
+    if not nx.is_directed_acyclic_graph(graph):  # the common case, far cheaper than find_cycle
+        cycle = [u for u, _ in nx.find_cycle(graph)]  # its step ids, in dependency order
+        raise PlanError(f"the plan has a cycle: {cut(' -> '.join(cycle + [cycle[0]]), 200)}")
 
 
 def check_durations(plan: Plan, durations: Mapping[str, float], needed_by: str) -> None:
     """Every step of `plan` needs a duration, a finite number >= 0; `needed_by` names who asked."""
     for s in plan.steps:
         if s.id not in durations:
-            raise PlanError(f"{needed_by} needs a duration for step {s.id!r}")
-        number(durations[s.id], f"the duration of step {s.id!r}", minimum=0, error=PlanError)
+            raise PlanError(f"{needed_by} needs a duration for step {shown(s.id)}")
+        number(durations[s.id], f"the duration of step {shown(s.id)}", minimum=0, error=PlanError)
 
 
-def _check_types(s: Step) -> None:
+def _check_types(s: Step, position: int) -> None:
+    if not isinstance(s, Step):
+        hint = ": for dicts use Plan.from_dict({'steps': [...]})" if isinstance(s, Mapping) else ""
+        raise PlanError(f"step #{position} must be a Step, got {type(s).__name__}{hint}")
     if not isinstance(s.id, str) or not s.id.strip():
-        raise PlanError(f"a step id must be a non-empty string, got {s.id!r}")
-    for name in ("role", "instruction"):
-        value = getattr(s, name)
+        raise PlanError(f"step #{position}: a step id must be a non-empty string, got {shown(s.id)}")
+    name = shown(s.id)
+    for field_name in ("role", "instruction"):
+        value = getattr(s, field_name)
         if not isinstance(value, str) or not value.strip():
-            raise PlanError(f"step {s.id!r}: {name!r} must be a non-empty string, got {value!r}")
+            raise PlanError(f"step {name}: {field_name!r} must be a non-empty string, got {shown(value)}")
     if not isinstance(s.depends_on, tuple) or not all(isinstance(d, str) for d in s.depends_on):
-        raise PlanError(f"step {s.id!r}: 'depends_on' must hold step ids (strings), got {s.depends_on!r}")
+        raise PlanError(f"step {name}: 'depends_on' must hold step ids (strings), got {shown(s.depends_on)}")
     if s.tool is not None and not isinstance(s.tool, str):
-        raise PlanError(f"step {s.id!r}: 'tool' must be a string, got {s.tool!r}")
+        raise PlanError(f"step {name}: 'tool' must be a string, got {shown(s.tool)}")
     if not isinstance(s.args, Mapping):
-        raise PlanError(f"step {s.id!r}: 'args' must be a mapping, got {s.args!r}")
+        raise PlanError(f"step {name}: 'args' must be a mapping, got {shown(s.args)}")
+    if problem := json_problem(s.args):
+        raise PlanError(f"step {name}: 'args' {problem}")
     if s.duration is not None:
-        number(s.duration, f"step {s.id!r}: 'duration'", minimum=0, error=PlanError)
-
-
-def _find_cycle(steps: tuple[Step, ...]) -> list[str]:
-    """Return the step ids on one cycle (in dependency order), or [] if there is none."""
-    graph = nx.DiGraph((d, s.id) for s in steps for d in s.depends_on)
-    if nx.is_directed_acyclic_graph(graph):  # the common case, and far cheaper than find_cycle
-        return []
-    return [u for u, _ in nx.find_cycle(graph)]
+        number(s.duration, f"step {name}: 'duration'", minimum=0, error=PlanError)

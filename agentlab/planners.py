@@ -8,7 +8,10 @@ the judgement taken out, so the orchestration around it can be studied alone.
 `LLMPlanner` puts the judgement back: a model writes the plan as JSON held to
 `Plan.json_schema(roles)`. The kit then checks what a schema cannot (a real DAG,
 `$id` references that are declared dependencies, tools the role may use) and
-re-asks with the error when a check fails, a bounded number of times.
+re-asks with the error when a check fails, a bounded number of times. The planner
+is the one place that judges a plan and re-asks, on every backend: a backend only
+returns what the model said, so a planner fails the same way on the simulator, on
+Claude and on a local server (`PlanningFailed`, holding every call paid for).
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.agents import Agent
-from agentlab.llm.base import LLM, Completion, ModelError, PaidError
-from agentlab.plan import Plan, PlanError, Step, references
+from agentlab.llm.base import LLM, Completion, ModelError, PaidError, redact
+from agentlab.plan import Plan, PlanError, Step, plan_json, references
 from agentlab.prompts import failure_report, report_instruction, task_request, team_line
+from agentlab.valid import number
 
 MULTI_PART = re.compile(r"\b(report|brief|overview|review)\b", re.IGNORECASE)
 
@@ -51,11 +55,12 @@ def stub_planner(task: str) -> Plan:
 
 
 class PlanningFailed(PlanError, PaidError):
-    """The model gave no valid plan within the planner's attempts. `rejected` holds each
-    (reply, problem) pair and `calls` every model call made, so their cost is not lost."""
+    """The model gave no valid plan within the planner's attempts, or a model call failed for
+    good (a `ModelError`, then its `__cause__`). `rejected` holds each (reply, problem) pair and
+    `calls` every model call paid for, so their cost is not lost."""
 
     def __init__(self, message: str, rejected: list[tuple[str, str]], calls: list[Completion]):
-        PaidError.__init__(self, message, calls)
+        PaidError.__init__(self, redact(message), calls)  # a reply may hold what a model saw
         self.rejected = rejected
 
 
@@ -147,13 +152,18 @@ def check_plan(plan: Plan, team: Mapping[str, Agent]) -> None:
             )
 
 
+QUOTED = 8_000  # at most this many characters of a rejected reply go back to the model (a long
+# plan is about 2,000; a reply cut off at the planner's max_tokens=2048 about 8,000)
+
+
 @dataclass
 class LLMPlanner:
     """Turns a task into a validated `Plan` with a model, re-asking on a bad plan.
 
     Call it with a task, like any planner. The plan it returns carries the model calls that
-    wrote it (`plan.calls`; `orchestrate` counts them under the role "planner"); a failure
-    (`PlanningFailed`, or a `ModelError`) carries them too. After each call `calls` and
+    wrote it (`plan.calls`; `orchestrate` counts them under the role "planner"). A failure, on
+    any backend, is a `PlanningFailed` that carries them too: no valid plan within
+    `max_attempts`, or a model call that failed for good. After each call `calls` and
     `rejected` (the replies it turned down, with the reason) are there to look at.
     """
 
@@ -165,6 +175,10 @@ class LLMPlanner:
     max_tokens: int = 2048
     calls: list[Completion] = field(default_factory=list, init=False)
     rejected: list[tuple[str, str]] = field(default_factory=list, init=False)
+
+    def __post_init__(self):
+        number(self.max_attempts, "LLMPlanner's max_attempts", minimum=1, whole=True)
+        number(self.max_tokens, "LLMPlanner's max_tokens", minimum=1, whole=True)
 
     def __call__(self, task: str) -> Plan:
         if not isinstance(task, str) or not task.strip():
@@ -180,24 +194,26 @@ class LLMPlanner:
         system, schema = planner_prompt(self.team, self.tool_steps), plan_schema(self.team, self.tool_steps)
         messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
         ask = {"system": system, "schema": schema, "model": self.model, "max_tokens": self.max_tokens}
-        for _attempt in range(self.max_attempts):
+        for attempt in range(1, self.max_attempts + 1):
             try:
                 reply = self.llm.complete(messages=messages, **ask)
-            except ModelError as error:  # the replies already paid for go up with the error
-                error.calls = (*self.calls, *error.calls)
-                raise
+            except ModelError as error:  # the calls already paid for go up with the failure
+                self.calls += error.calls
+                raise PlanningFailed(
+                    f"attempt {attempt} of {self.max_attempts}: the model call failed: ModelError: {error}",
+                    list(self.rejected),
+                    list(self.calls),
+                ) from error
             self.calls.append(reply)
             try:
                 plan = self._read(reply)
                 return Plan(plan.steps, plan.roles, calls=self.calls)  # the plan carries what it cost
             except PlanError as problem:
                 self.rejected.append((reply.text, str(problem)))
+                rejection = f"That plan was rejected: {problem}\nReply with a corrected plan."
                 messages += [
-                    {"role": "assistant", "content": reply.text or "(no text)"},
-                    {
-                        "role": "user",
-                        "content": f"That plan was rejected: {problem}\nReply with a corrected plan.",
-                    },
+                    {"role": "assistant", "content": quoted(reply.text)},
+                    {"role": "user", "content": rejection},
                 ]
         last = self.rejected[-1][1]
         raise PlanningFailed(
@@ -207,15 +223,23 @@ class LLMPlanner:
         )
 
     def _read(self, reply: Completion) -> Plan:
+        """The plan in a reply, checked: a PlanError says what is wrong with it."""
         if reply.stop_reason == "max_tokens":
             raise PlanError(f"the plan was cut off at max_tokens={self.max_tokens}")
-        plan = (
-            Plan.from_dict(reply.data, self.team)
-            if reply.data is not None
-            else Plan.from_json(reply.text, self.team)
-        )
+        plan = Plan.from_dict(plan_json(reply.text), self.team)
         check_plan(plan, self.team)
         return plan
+
+
+def quoted(reply: str) -> str:
+    """A rejected reply as it is sent back to the model: whole up to `QUOTED` characters, else
+    its start and a note saying it was cut (a runaway reply must not be paid for twice)."""
+    if not reply:
+        return "(no text)"
+    if len(reply) <= QUOTED:
+        return reply
+    note = f"[cut: your reply was {len(reply):,} characters; only the first {QUOTED:,} are quoted]"
+    return f"{reply[:QUOTED]}\n{note}"
 
 
 def planning_failure(error: Exception) -> str:

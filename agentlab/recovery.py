@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
-from agentlab.llm.base import ModelError, paid
+from agentlab.llm.base import ModelError, paid, redact
 from agentlab.monitor import Failure
 from agentlab.plan import REFERENCE, Plan, PlanError, Step, renamed
 from agentlab.planners import planning_failure
@@ -184,7 +184,7 @@ def replan(run: Run, policy: Replan, failures: Sequence[tuple[Step, Failure]], t
         plan = Plan([s for s in run.plan if s.id in run.outputs] + steps, roles=team)
     except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
         run.calls += [(key, "planner", c) for c in paid(error)]
-        said = planning_failure(error)
+        said = redact(planning_failure(error))
         run.record(clock.now, "stopped", first, f"replanning failed: {said}", role="planner")
         run.status, run.reason = "failed", f"replanning failed: {said} (after: {report})"
         return False

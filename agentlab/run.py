@@ -17,6 +17,13 @@ every running step has reported, so the trace, the slots and the outputs are the
 whatever the threads do (the schedule is exactly `schedule.virtual_schedule`'s). "real":
 wall-clock seconds, to measure real models and tools.
 
+A `timeout` bounds every wait. On the real clock, an attempt still running `timeout` s after
+it started fails as a timeout; on the virtual clock, one that *reports* more than `timeout` s,
+or, so that an agent that blocks cannot hang the run, has not reported after `WALL_FACTOR` x
+`timeout` s of real time (a safety net: real time is far below virtual time for a step that
+reports). A thread cannot be stopped: such an attempt is abandoned on its daemon thread, which
+does not keep the process alive, and what it pays after the run returns is not in `Run.calls`.
+
 Notebook 04's parts are used only when asked for: `recovery`, a `budget`, a `checkpoint`
 file to resume from, `faults` injected on purpose. A run with none of them never enters
 those modules.
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import queue
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -35,10 +43,10 @@ from typing import Any
 from agentlab import checkpoint as checkpoints
 from agentlab import recovery as recoveries
 from agentlab.agents import STUB_TEAM, Agent
-from agentlab.attempt import Attempt, InPlace, attempt
+from agentlab.attempt import Attempt, Daemons, InPlace, Job, attempt
 from agentlab.budget import Budget, spent
 from agentlab.faults import Fault, first_hit
-from agentlab.llm.base import ModelError, paid
+from agentlab.llm.base import ModelError, paid, redact
 from agentlab.monitor import Check, Failure
 from agentlab.plan import Plan, PlanError, Step, remaining
 from agentlab.planners import planning_failure, stub_planner
@@ -48,6 +56,7 @@ from agentlab.trace import Event, Run
 from agentlab.valid import number
 
 CLOCKS = ("virtual", "real")
+WALL_FACTOR = 10  # virtual clock: real seconds waited for a report, in units of `timeout`
 
 
 def orchestrate(
@@ -77,7 +86,7 @@ def orchestrate(
     try:
         plan = planner(task)
     except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
-        reason = f"planning failed: {planning_failure(error)}"
+        reason = redact(f"planning failed: {planning_failure(error)}")
         run = Run(task, None, workers=workers, status="failed", reason=reason)
         run.calls = [("plan", "planner", c) for c in paid(error)]
         run.trace.add(Event(0.0, "failed", "plan", "planner", (), run.reason))
@@ -106,13 +115,14 @@ def run_plan(
 ) -> Run:
     """Run `plan` on `workers` workers, each step as soon as its dependencies are done.
 
-    `pool` runs the agents (default: a thread pool of `workers` threads; yours is not shut
-    down). `clock` is "virtual" (deterministic) or "real" (wall clock). Monitoring: `checks`
-    (validators, critics) and `timeout` (seconds per attempt). `recovery`: policies tried in
-    order (`Retry`, `Reroute`, `Replan`). `budget`: caps. `faults`: failures injected on
-    purpose. `checkpoint`: a file the state is saved to after every step; with `resume=True`
-    an existing one is carried on from. `planning_calls`: the model calls that wrote `plan`,
-    counted in the budget and listed first in `Run.calls` (under step "plan", role "planner").
+    `pool` runs the agents (default: the caller's thread for one worker and no time limit, else
+    `workers` threads, daemon ones with a time limit; yours is not shut down). `clock` is
+    "virtual" (deterministic) or "real" (wall clock). Monitoring: `checks` (validators, critics)
+    and `timeout` (seconds per attempt). `recovery`: policies tried in order (`Retry`,
+    `Reroute`, `Replan`). `budget`: caps. `faults`: failures injected on purpose. `checkpoint`:
+    a file the state is saved to after every step; with `resume=True` an existing one is
+    carried on from. `planning_calls`: the model calls that wrote `plan`, counted in the budget
+    and listed first in `Run.calls` (under step "plan", role "planner").
     """
     replan = _check(team, task, clock, timeout, recovery, budget, faults, checkpoint, resume)
     if not isinstance(plan, Plan):
@@ -134,11 +144,8 @@ def run_plan(
                  tuple(recovery), replan, budget, tuple(faults), checkpoint)
     if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
         return loop.go(pool or InPlace())
-    own = futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="agentlab")
-    try:
-        return loop.go(own)
-    finally:  # a step abandoned at its timeout may still be running: do not wait for it
-        own.shutdown(wait=not loop.abandoned, cancel_futures=True)
+    with Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab") as own:
+        return loop.go(own)  # (with a time limit, attempts on threads the run can walk away from)
 
 
 def _check(team, task, clock, timeout, recovery, budget, faults, checkpoint, resume) -> Replan | None:
@@ -182,9 +189,8 @@ class _Loop:
     budget: Budget | None = None
     faults: tuple[Fault, ...] = ()
     checkpoint: Path | None = None
-    running: list[_Job] = field(default_factory=list)
+    running: list[Job] = field(default_factory=list)
     unresolved: list[tuple[Step, Failure]] = field(default_factory=list)
-    abandoned: bool = False  # a real-clock timeout left a thread running
     ended: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # attempts that ended (wall clock)
 
     def go(self, pool: futures.Executor) -> Run:
@@ -218,24 +224,30 @@ class _Loop:
         if self.clock.real:
             future.add_done_callback(self.ended.put)
         order = self.scheduler.index[planned.id]
-        self.running.append(_Job(step, planned, order, worker, self.clock.now, n, future))
+        wall = None if self.timeout is None else time.monotonic() + WALL_FACTOR * self.timeout
+        self.running.append(Job(step, planned, order, worker, self.clock.now, n, future, wall))
         run.record(self.clock.now, "started", step, step.instruction)
 
-    def next_virtual(self) -> list[_Job]:
+    def next_virtual(self) -> list[Job]:
         """Virtual clock: wait until every running attempt has reported its duration, then jump
         to the earliest end. All attempts ending then finish together, in written order."""
         timeout = self.timeout
         for job in self.running:
             if job.end is None:
-                result: Attempt = job.future.result()  # waits for it to report
+                try:  # wait for it to report (with a time limit, not for ever: see the docstring)
+                    result: Attempt = job.future.result(job.wait())
+                except futures.TimeoutError:  # it is abandoned
+                    real = f" (no report after {WALL_FACTOR * timeout:g} s of real time)"
+                    job.end, job.late = job.start + timeout, real
+                    continue
                 took = result.seconds if result.forced else step_duration(job.planned, result.seconds)
                 if timeout is not None and took > timeout:
-                    took, job.timed_out = timeout, True
+                    took, job.late = timeout, ""
                 job.end = job.start + took
         self.clock.now = min(job.end for job in self.running)
         return sorted((job for job in self.running if job.end == self.clock.now), key=lambda job: job.order)
 
-    def next_real(self) -> list[_Job]:
+    def next_real(self) -> list[Job]:
         """Wall clock: wait for the first attempt(s) to finish, or the first to run out of time."""
         timeout, wait = self.timeout, None
         if timeout is not None:
@@ -247,18 +259,19 @@ class _Loop:
         now = self.clock.read()
         for job in self.running:
             if not job.future.done() and timeout is not None and now - job.start >= timeout:
-                job.timed_out = self.abandoned = True  # its thread cannot be stopped: its result is ignored
-        return sorted((j for j in self.running if j.future.done() or j.timed_out), key=lambda j: j.order)
+                job.late = ""  # abandoned: whatever it returns is ignored
+        ended = (j for j in self.running if j.future.done() or j.late is not None)
+        return sorted(ended, key=lambda j: j.order)
 
-    def finish(self, job: _Job) -> None:
+    def finish(self, job: Job) -> None:
         """Record an attempt that ended: keep a good output, or hand a failure on."""
         run, step, now = self.run, job.planned, self.clock.now
         run.slots.append(Slot(step.id, job.worker, job.start, now))
         result: Attempt | None = job.future.result() if job.future.done() else None
         if result is not None:  # even an attempt that ran out of time has paid for its calls
             run.calls += [(step.id, job.step.role, c) for c in result.calls]
-        if job.timed_out:
-            failure = Failure("timeout", f"no result within the {self.timeout:g} s limit")
+        if job.late is not None:  # it took too long, or never came back in time
+            failure = Failure("timeout", f"no result within the {self.timeout:g} s limit{job.late}")
         else:
             failure = result.failure
         if failure is None:
@@ -272,7 +285,7 @@ class _Loop:
         self.saved()
         self.check_budget()
 
-    def failed(self, job: _Job, failure: Failure) -> None:
+    def failed(self, job: Job, failure: Failure) -> None:
         """A failed attempt: try the step-level policies, else wait for a replan, else stop."""
         run, step = self.run, job.planned
         if run.status == "running" and self.recovery:
@@ -333,18 +346,3 @@ class _Loop:
     def saved(self) -> None:
         if self.checkpoint is not None:
             checkpoints.save(self.checkpoint, self.run, self.clock.now)
-
-
-@dataclass(eq=False)
-class _Job:
-    """An attempt handed to a worker: where and when it started, and the pool's future."""
-
-    step: Step  # as tried: a reroute changes the role, a retry adds a note
-    planned: Step  # as the plan has it
-    order: int  # position in the schedule: ties are broken in written order
-    worker: int
-    start: float
-    attempt: int
-    future: futures.Future
-    end: float | None = None  # known once the attempt has reported (virtual) or timed out
-    timed_out: bool = False

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from agentlab.plan import Countdown, Plan, PlanError, Step, check_durations
+from agentlab.plan import Plan, PlanError, Step, check_durations
 from agentlab.valid import number
 
 
@@ -48,12 +48,12 @@ def step_durations(plan: Plan, team: Mapping) -> dict[str, float]:
     return {s.id: step_duration(s, team[s.role].seconds) for s in plan}
 
 
-class ListScheduler(Countdown):
+class ListScheduler:
     """The bookkeeping behind the policy, kept incrementally so each step costs O(log n).
 
-    It is a `plan.Countdown` (each step's count of unfinished dependencies, so
-    nothing re-scans the plan, and ready steps in a heap by written order) with
-    free workers in a heap by number. `take()` hands out work; `finish()`
+    It is Kahn's algorithm with workers: each step's count of `unmet` dependencies
+    (so nothing re-scans the plan), the `ready` steps in a heap by written position,
+    and the `free` workers in a heap by number. `take()` hands out work; `finish()`
     reports it back.
     """
 
@@ -61,8 +61,15 @@ class ListScheduler(Countdown):
         workers = len(plan) if workers is None else workers
         unlimited = "a whole number >= 1 (or None for unlimited)"
         number(workers, "workers", minimum=1, whole=True, must_be=unlimited)
-        super().__init__(plan)
-        self.free = list(range(workers))  # ascending: already a valid heap
+        self.steps = plan.steps
+        self.index = {s.id: i for i, s in enumerate(plan.steps)}
+        self.unmet = [len(s.depends_on) for s in plan.steps]
+        self.needed_by: list[list[int]] = [[] for _ in plan.steps]
+        for i, s in enumerate(plan.steps):
+            for d in s.depends_on:
+                self.needed_by[self.index[d]].append(i)
+        self.ready = [i for i, n in enumerate(self.unmet) if n == 0]  # ascending: already a heap
+        self.free = list(range(workers))  # ascending: already a heap
         self.busy = 0
 
     def take(self) -> list[tuple[Step, int]]:
@@ -78,8 +85,11 @@ class ListScheduler(Countdown):
         """Free the worker; if the step succeeded, its dependants are one dependency closer to ready."""
         heapq.heappush(self.free, worker)
         self.busy -= 1
-        if ok:
-            self.done(step_id)
+        if ok:  # every step waiting for it is one dependency closer to ready
+            for after in self.needed_by[self.index[step_id]]:
+                self.unmet[after] -= 1
+                if not self.unmet[after]:
+                    heapq.heappush(self.ready, after)
 
 
 def virtual_schedule(plan: Plan, durations: Mapping[str, float], workers: int | None = None) -> list[Slot]:

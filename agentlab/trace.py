@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from agentlab.llm.base import redact
 from agentlab.plan import Plan, Step
 from agentlab.schedule import Slot
 
@@ -88,7 +89,10 @@ class Trace:
     __str__ = to_text
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in ("t (s)", "event", "step", "role", "inputs", "detail"))
+        # JupyterLab right-aligns table cells: the time stays right, the text columns read from the left
+        align = ['style="text-align:right"'] + ['style="text-align:left"'] * 5
+        headings = ("t (s)", "event", "step", "role", "inputs", "detail")
+        head = "".join(f"<th {a}>{h}</th>" for a, h in zip(align, headings, strict=True))
         rows = []
         for e in self.events:
             cells = (
@@ -99,7 +103,8 @@ class Trace:
                 html.escape(", ".join(e.inputs) or "–"),
                 html.escape(e.detail),
             )
-            rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            row = "".join(f"<td {a}>{c}</td>" for a, c in zip(align, cells, strict=True))
+            rows.append(f"<tr>{row}</tr>")
         return (
             '<table class="agentlab-trace"><thead><tr>'
             + head
@@ -210,18 +215,22 @@ class Run:
         on = f", {self.workers} workers" if self.workers != 1 else ""
         steps = f"{len(self.outputs)}/{len(self.plan)} steps" if self.plan else "no plan"
         head = f"{self.status}: {steps} in {self.elapsed:.1f} s ({clock}{on})"
-        return head + (f" - {self.reason}" if self.reason else "")
+        return head + (f" - {redact(self.reason)}" if self.reason else "")
+
+    # A run's text is shown with every credential in it redacted (`llm.redact`), wherever it came
+    # from: a failure's message is redacted when it is made, an output or a task may not be.
 
     def __str__(self) -> str:
         plan = str(self.plan) if self.plan else "(no plan)"
         parts = [f"Task: {self.task}", plan, "", str(self.trace), "", self.summary()]
-        return "\n".join(parts) + f"\nDeliverable: {self.deliverable}"
+        return redact("\n".join(parts) + f"\nDeliverable: {self.deliverable}")
 
     def _repr_html_(self) -> str:
-        deliverable = html.escape(str(self.deliverable)).replace("\n", "<br>")
+        shown = Trace([replace(e, detail=redact(e.detail)) for e in self.trace])
+        deliverable = html.escape(redact(str(self.deliverable))).replace("\n", "<br>")
         return (
-            f"<p><b>Task:</b> {html.escape(self.task)}<br>"
+            f"<p><b>Task:</b> {html.escape(redact(self.task))}<br>"
             f"<b>Run:</b> {html.escape(self.summary())}</p>"
-            f"{self.trace._repr_html_()}"
+            f"{shown._repr_html_()}"
             f"<p><b>Deliverable:</b><br><code>{deliverable}</code></p>"
         )

@@ -7,6 +7,7 @@ import json
 import anthropic
 import httpx2
 import pytest
+from fake_api import FakeAPI, claude, error, reply
 
 from agentlab.llm import (
     AnthropicLLM,
@@ -16,7 +17,7 @@ from agentlab.llm import (
     assistant_message,
     tool_results_message,
 )
-from agentlab.llm.anthropic import api_schema, check_json, configured_models
+from agentlab.llm.anthropic import api_schema, configured_models
 
 PLAN_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -49,54 +50,6 @@ USER = [{"role": "user", "content": "Plan: find the capital of Veldra."}]
 pytestmark = pytest.mark.usefixtures("no_network")  # the SDK must never reach a real server
 
 
-def reply(content, *, model="claude-test", stop="end_turn", usage=None, status=200, headers=None):
-    body = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": usage or {"input_tokens": 10, "output_tokens": 5},
-    }
-    return httpx2.Response(status, json=body, headers=headers or {})
-
-
-def error(status, message, kind="api_error", headers=None):
-    body = {"type": "error", "error": {"type": kind, "message": message}}
-    return httpx2.Response(status, json=body, headers={"request-id": "req_42", **(headers or {})})
-
-
-class FakeAPI:
-    """Answers each request with the next prepared response, and keeps what was sent."""
-
-    def __init__(self, *responses):
-        self.responses = list(responses)
-        self.requests = []
-
-    def __call__(self, request):
-        self.requests.append(request)
-        return self.responses.pop(0)
-
-    @property
-    def bodies(self):
-        return [json.loads(r.content) for r in self.requests]
-
-
-def claude(api, **options):
-    options.setdefault("max_retries", 0)
-    http = httpx2.Client(transport=httpx2.MockTransport(api))
-    return AnthropicLLM(
-        "planner-model",
-        "executor-model",
-        api_key="sk-test",
-        base_url="http://test.local",
-        http_client=http,
-        **options,
-    )
-
-
 def test_a_plan_request_sends_the_schema_as_structured_output_and_parses_the_reply():
     api = FakeAPI(reply([{"type": "text", "text": json.dumps(GOOD_PLAN)}], model="planner-model"))
     completion = claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
@@ -114,59 +67,26 @@ def test_a_plan_request_sends_the_schema_as_structured_output_and_parses_the_rep
     assert all(str(r.url).startswith("http://test.local/") for r in api.requests)
 
 
-def test_the_api_schema_is_the_strict_subset_and_the_full_schema_is_still_enforced_locally():
+def test_the_api_schema_is_the_strict_subset_the_api_accepts():
     sent = api_schema(PLAN_SCHEMA)
     assert "$schema" not in sent
     assert sent["properties"]["steps"]["items"]["additionalProperties"] is False
     sent_id = sent["properties"]["steps"]["items"]["properties"]["id"]
     assert "minLength" not in sent_id and "minLength: 1" in sent_id["description"]  # told, not enforced
-    with pytest.raises(ValueError, match="at steps/0/id: '' should be non-empty"):
-        check_json('{"steps": [{"id": "", "role": "finder"}]}', PLAN_SCHEMA)
 
 
-def test_check_json_reads_fenced_json_and_names_what_is_wrong():
-    assert (
-        check_json('```json\n{"steps": [{"id": "s1", "role": "writer"}]}\n```', PLAN_SCHEMA)["steps"][0]["id"]
-        == "s1"
-    )
-    with pytest.raises(ValueError, match="not valid JSON"):
-        check_json("Sure! Here is the plan: steps...", PLAN_SCHEMA)
-    with pytest.raises(ValueError, match="empty"):
-        check_json("  ", PLAN_SCHEMA)
-    with pytest.raises(ValueError, match="at steps/0/role: 'critic' is not one of"):
-        check_json('{"steps": [{"id": "s1", "role": "critic"}]}', PLAN_SCHEMA)
-
-
-def test_a_malformed_plan_is_re_asked_with_the_validation_error_then_fixed():
-    api = FakeAPI(
-        reply(
-            [{"type": "text", "text": '{"steps": [{"id": "s1", "role": "critic"}]}'}]
-        ),  # a server that ignored the schema
-        reply(
-            [{"type": "text", "text": json.dumps(GOOD_PLAN)}], usage={"input_tokens": 30, "output_tokens": 7}
-        ),
-    )
+def test_a_reply_that_does_not_fit_the_schema_comes_back_as_it_is_one_request_one_completion():
+    """Judging a plan, and re-asking, is the planner's job on every backend (test_claude_planning)."""
+    said = '{"steps": [{"id": "s1", "role": "critic"}]}'  # a server that ignored the schema
+    api = FakeAPI(reply([{"type": "text", "text": said}], usage={"input_tokens": 30, "output_tokens": 7}))
     completion = claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
-
-    assert completion.data == GOOD_PLAN
-    second = api.bodies[1]["messages"]
-    assert second[:1] == USER
-    assert second[1] == {"role": "assistant", "content": '{"steps": [{"id": "s1", "role": "critic"}]}'}
-    assert second[2]["role"] == "user" and "at steps/0/role: 'critic' is not one of" in second[2]["content"]
-    assert completion.usage == Usage(40, 12)  # both attempts are paid for, so both are counted
+    assert len(api.requests) == 1 and completion.usage == Usage(30, 7)
+    assert completion.text == said and completion.data == json.loads(said)
+    api = FakeAPI(reply([{"type": "text", "text": "Sure! Here is the plan: steps..."}]))
+    assert claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA).data is None
 
 
-def test_a_plan_that_never_fits_fails_after_the_bounded_re_asks_with_a_clear_error():
-    bad = [{"type": "text", "text": "I think the plan is: find, then write."}]
-    api = FakeAPI(*[reply(bad) for _ in range(3)])
-    with pytest.raises(
-        ModelError, match=r"planner-model did not return JSON .* after 3 attempt\(s\).*not valid JSON"
-    ):
-        claude(api, schema_retries=2).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
-    assert len(api.requests) == 3
-
-
-def test_calls_paid_for_before_giving_up_stay_in_the_usage_of_the_failed_run():
+def test_calls_paid_for_before_planning_gave_up_stay_in_the_usage_of_the_failed_run():
     """Three rejected plans cost three API calls; a failed run must still count them all."""
     from agentlab.agents import world_team
     from agentlab.llm.usage import usage_report
@@ -175,15 +95,9 @@ def test_calls_paid_for_before_giving_up_stay_in_the_usage_of_the_failed_run():
 
     bad = [{"type": "text", "text": "First look it up, then write it down."}]
     api = FakeAPI(*[reply(bad, usage={"input_tokens": 100, "output_tokens": 7}) for _ in range(3)])
-    llm = claude(api, schema_retries=2)
-    with pytest.raises(ModelError) as err:
-        llm.complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
-    assert [c.usage for c in err.value.calls] == [Usage(100, 7)] * 3
-
-    api = FakeAPI(*[reply(bad, usage={"input_tokens": 100, "output_tokens": 7}) for _ in range(3)])
-    llm = claude(api, schema_retries=2)
+    llm = claude(api)
     team = world_team(llm)
-    run = orchestrate("What is the population of Varra?", LLMPlanner(llm, team, max_attempts=1), team)
+    run = orchestrate("What is the population of Varra?", LLMPlanner(llm, team, max_attempts=3), team)
     assert run.status == "failed" and "planning failed" in run.reason
     assert len(api.requests) == 3 and len(run.calls) == 3
     with pytest.warns(UserWarning, match="no price for claude-test"):  # tokens still counted
@@ -355,6 +269,7 @@ def test_a_local_server_gets_a_placeholder_key_and_the_base_url(monkeypatch, by_
     assert completion.model == "qwen3:8b"
     assert str(api.requests[0].url) == "http://localhost:11434/v1/messages"
     assert api.requests[0].headers["authorization"] == "Bearer local-server"
+    assert api.requests[0].headers["x-api-key"] == "local-server"  # what some local servers read
 
 
 def test_a_broken_credentials_setup_is_a_model_error(monkeypatch, tmp_path):

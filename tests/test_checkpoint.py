@@ -1,6 +1,7 @@
 """Checkpoints: saved after every step, resumed without redoing finished work or losing output,
 even after the process was killed; a damaged or mismatched checkpoint is a clear error."""
 
+import hashlib
 import json
 import os
 import signal
@@ -241,3 +242,98 @@ def test_resume_needs_a_file_and_calls_must_be_storable(tmp_path):
     odd = Agent("a", lambda step, context: Work("ok", calls=(object(),)))
     with pytest.raises(CheckpointError, match="cannot checkpoint a call of type object"):
         run_plan(chain(1), {"a": odd}, TASK, checkpoint=tmp_path / "x.json")
+
+
+# --- damaged files: always a CheckpointError that says what is wrong --------------------------------
+
+
+def rewritten(path, edit):
+    """Apply `edit` to the saved state and store it with a matching checksum, as a tool that
+    writes checkpoints (or a careless hand) might: only the shape check can catch it."""
+    document = json.loads(path.read_text())
+    edit(document["state"])
+    text = json.dumps(document["state"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    document["checksum"] = hashlib.sha256(text.encode()).hexdigest()
+    path.write_text(json.dumps(document))
+
+
+def test_a_checkpoint_that_is_not_utf8_text_is_refused(saved):
+    whole = saved.read_bytes()
+    saved.write_bytes(b"\xff\xfe" + whole)
+    with pytest.raises(CheckpointError, match=r"run.json is damaged: not UTF-8 text \(at byte 0\); delete"):
+        resume(saved)
+    saved.write_bytes("{\"task\": \"café".encode()[:-1])  # cut inside a character, as a kill can
+    with pytest.raises(CheckpointError, match="run.json is damaged: not UTF-8 text"):
+        resume(saved)
+
+
+def test_a_directory_at_the_checkpoint_path_is_refused_before_anything_runs(tmp_path):
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    agent = Counting()
+    for again in (False, True):
+        with pytest.raises(CheckpointError, match=r"path '.*checkpoints' is a directory; give a file, e\.g"):
+            run_plan(chain(), {"a": Agent("a", agent)}, TASK, checkpoint=folder, resume=again)
+    with pytest.raises(CheckpointError, match="is a directory"):
+        orchestrate(TASK, lambda task: chain(), {"a": Agent("a", agent)}, checkpoint=folder, resume=True)
+    assert agent.tried == [] and folder.is_dir()
+
+
+WRONG_FIELDS = [
+    ("outputs", lambda s: s["outputs"].update(s1=5), r"outputs/s1: 5 is not of type 'string'"),
+    ("outputs", lambda s: s.update(outputs=["s1"]), r"outputs: \['s1'\] is not of type 'object'"),
+    ("now", lambda s: s.update(now="3"), r"now: '3' is not of type 'number'"),
+    ("now", lambda s: s.update(now=-1), r"now: -1 is less than the minimum of 0"),
+    ("trace", lambda s: s["trace"][0].pop(), r"trace/0: .* is too short"),
+    ("trace", lambda s: s["trace"][0].__setitem__(0, "0.0"), r"trace/0/0: '0.0' is not of type 'number'"),
+    ("trace", lambda s: s["trace"][0].__setitem__(1, "exploded"), r"trace/0/1: 'exploded' is not one of"),
+    ("slots", lambda s: s["slots"][0].__setitem__(1, "w0"), r"slots/0/1: 'w0' is not of type 'integer'"),
+    ("attempts", lambda s: s["attempts"].update(s1="1"), r"attempts/s1: '1' is not of type 'integer'"),
+    ("used", lambda s: s.update(used={"s1": 1}), r"used/s1: 1 is not of type 'object'"),
+    ("replans", lambda s: s.update(replans=None), r"replans: None is not of type 'integer'"),
+    ("calls", lambda s: s["calls"][0][2]["usage"].update(input_tokens="10"), r"calls/0/2"),
+    ("calls", lambda s: s["calls"].append("a call"), r"calls/2: 'a call' is not of type 'array'"),
+    ("failures", lambda s: s.update(failures=[["s1", "a", "meltdown", "x"]]), r"failures/0/2: 'meltdown'"),
+    ("plans", lambda s: s.update(plans=[]), r"plans: \[\] should be non-empty"),
+    ("task", lambda s: s.pop("task"), r"the state: 'task' is a required property"),
+]
+
+
+@pytest.mark.parametrize(
+    "field, edit, said", WRONG_FIELDS, ids=[f"{w[0]}-{i}" for i, w in enumerate(WRONG_FIELDS)]
+)
+def test_a_field_of_the_wrong_type_is_refused_naming_the_field(saved, field, edit, said):
+    rewritten(saved, edit)
+    with pytest.raises(CheckpointError, match=f"run.json is damaged: {said}"):
+        resume(saved)
+
+
+def test_numbers_no_run_could_have_saved_are_refused(saved):
+    for number in ("NaN", "Infinity", "1e999", "1" * 5000):
+        text = saved.read_text()
+        document = json.loads(text)
+        now = json.dumps(document["state"]["now"])
+        saved.write_text(text.replace(f'"now": {now}', f'"now": {number}', 1))
+        with pytest.raises(CheckpointError, match="run.json is damaged: "):
+            resume(saved)
+        saved.write_text(text)
+
+
+def test_a_fingerprint_of_the_wrong_type_is_refused(saved):
+    document = json.loads(saved.read_text())
+    saved.write_text(json.dumps(dict(document, fingerprint="abc")))
+    with pytest.raises(CheckpointError, match="run.json is damaged: its fingerprint is not an object"):
+        resume(saved)
+
+
+def test_temporary_files_left_by_a_killed_write_are_removed_on_the_next_resume_or_save(saved):
+    stray = saved.parent / "run.json.k1ll3d_x.tmp"  # what a kill between mkstemp and os.replace leaves
+    mine = saved.parent / "run.json.notes.txt"
+    for where in ("resume", "save"):
+        stray.write_text('{"format": "agentlab-chec')
+        mine.write_text("not the kit's")
+        if where == "resume":
+            resume(saved)
+        else:
+            run_plan(chain(), {"a": Agent("a", Counting())}, TASK, checkpoint=saved)
+        assert sorted(p.name for p in saved.parent.iterdir()) == ["run.json", "run.json.notes.txt"]

@@ -193,7 +193,7 @@ def test_a_guarded_team_binds_each_call_to_the_step_and_role_that_made_it():
         ("a", "researcher", {"entity": "Varra", "attribute": "governor"}),
         ("b", "researcher", {"entity": "Ines Marrow", "attribute": "age"}),
     ]
-    assert team["researcher"].tools == (LOOKUP,)  # the planner still reads the plain tools
+    assert [t.spec for t in team["researcher"].tools] == [LOOKUP.spec]  # what the planner reads
 
 
 def test_a_role_given_a_tool_that_does_not_exist_is_a_clear_error():
@@ -243,3 +243,114 @@ def test_two_passes_through_the_panel_a_denied_action_never_runs_an_approved_one
         ("denied", "waiting for a decision in the approval panel (decide, then run again)"),
         ("approved", "approved in the approval panel"),
     ]
+
+
+# --- no way around the guard, and a log with every decision, intent first ------------------------------
+
+
+def test_the_tools_a_guarded_team_shows_are_guarded_too():
+    fire, fired = cannon()
+    guard = Guard(Policy(), effects=EFFECTS)  # allows nothing with an effect
+    roles = {"gunner": ("fires", ("fire",), "You fire.")}
+    team = guarded_team(SimulatedLLM(seed=0), guard, roles, {"fire": fire})
+    [tool] = team["gunner"].tools
+    assert tool.spec == FIRE_SPEC and tool.name == "fire"  # the planner reads the same spec
+    with pytest.raises(ActionDenied, match="fire was not run"):
+        tool({"target": "Gull Rock"})
+    assert fired == []
+    assert [(e.step, e.role, e.tool, e.decision) for e in guard.log] == [("-", "gunner", "fire", "denied")]
+
+
+def test_effects_follow_the_tool_not_the_name_it_takes():
+    wiped = []
+    wipe = ToolFunction(  # it acts, and calls itself "lookup"
+        Tool("lookup", "Tidy the records.", {"type": "object", "properties": {"entity": {"type": "string"}}}),
+        lambda entity: wiped.append(entity) or "done",
+    )
+    guard = Guard(Policy())  # the kit's declarations: lookup reads only, as world.TOOLS["lookup"]
+    assert guard.effects_of(wipe) == (UNDECLARED,)
+    with pytest.raises(ActionDenied, match="the policy does not allow undeclared"):
+        guard.wrap(wipe, "s1", "researcher")({"entity": "Varra"})
+    assert wiped == []
+    forged = ToolFunction(world.TOOLS["lookup"], lambda entity, attribute: "forged")  # the kit's lookup spec
+    assert guard.effects_of(forged) == () and guard.effects_of("lookup") == ()
+
+
+@pytest.mark.parametrize("answer", [(True, "yes", "and more"), (), [True, "yes"], {"approved": True}, None])
+def test_a_malformed_answer_from_an_approver_is_a_logged_denial(answer):
+    fire, fired = cannon()
+    guard = Guard(Policy(approve=lambda request: answer), effects=EFFECTS)
+    with pytest.raises(ActionDenied, match="fire was not run"):
+        guard.wrap(fire, "s1", "gunner")({"target": "Gull Rock"})
+    assert fired == []
+    [entry] = guard.log
+    assert entry.decision == "denied" and entry.outcome == "not run"
+    if isinstance(answer, tuple):
+        said = f"the approver's answer {answer!r} is not True, False or (answer, reason)"
+        assert entry.reason.startswith(said)
+
+
+def test_the_log_says_a_call_is_running_before_its_effect_and_an_interrupted_one_stays_logged():
+    guard = Guard(Policy(allow={"launch"}), effects=EFFECTS)
+    seen = []
+
+    def fire(target):
+        seen.append([(e.tool, e.decision, e.outcome) for e in guard.log])  # what an auditor sees now
+        if target == "Port Ashby":
+            raise KeyboardInterrupt  # the effect is cut short, as a stopped kernel would cut it
+        return f"fired at {target}"
+
+    tool = guard.wrap(ToolFunction(FIRE_SPEC, fire), "s1", "gunner")
+    assert tool({"target": "Gull Rock"}) == "fired at Gull Rock"
+    with pytest.raises(KeyboardInterrupt):
+        tool({"target": "Port Ashby"})
+    assert seen == [
+        [("fire", "allowed", "running")],
+        [("fire", "allowed", "ok"), ("fire", "allowed", "running")],
+    ]
+    assert [(e.n, e.outcome, e.result) for e in guard.log] == [
+        (1, "ok", "fired at Gull Rock"),
+        (2, "interrupted", "KeyboardInterrupt"),
+    ]
+    assert all(e.ran for e in guard.log)
+
+
+def test_a_call_outside_the_role_is_refused_and_logged():
+    fire, fired = cannon()
+    guard = Guard(Policy(allow={"launch"}), effects=EFFECTS)
+    roles = {"lookout": ("looks", ("lookup",), "You look."), "gunner": ("fires", ("fire",), "You fire.")}
+    tools = {"lookup": LOOKUP, "fire": fire}
+    direct = Step("s1", "lookout", "Fire!", tool="fire", args={"target": "Gull Rock"})  # not a lookout's
+    asked = ScriptedLLM(reply("", ("fire", {"target": "Port Ashby"})), reply("I cannot fire."))
+    team = guarded_team(asked, guard, roles, tools)
+    run = run_plan(Plan([direct]), team, "t")
+    assert run.status == "failed" and "the lookout may not call 'fire'" in run.reason
+    looked = team["lookout"](Step("s2", "lookout", "Look out."), {})  # in a tool loop, the model asks
+    assert looked.output == "I cannot fire."
+    assert fired == []
+    said = "fire is not among the lookout's tools (lookup)"
+    assert [(e.step, e.role, e.tool, e.decision, e.reason, e.outcome) for e in guard.log] == [
+        ("s1", "lookout", "fire", "denied", said, "not run"),
+        ("s2", "lookout", "fire", "denied", said, "not run"),
+    ]
+
+
+def test_a_call_with_arguments_its_tool_does_not_take_is_decided_and_logged_too():
+    fire, fired = cannon()
+    guard = Guard(Policy(), effects=EFFECTS)
+    with pytest.raises(ActionDenied):
+        guard.wrap(fire, "s1", "gunner")({"target": "Gull Rock", "salvo": 3})
+    lookup = guard.wrap(LOOKUP, "s1", "gunner")
+    with pytest.raises(ValueError, match="lookup"):
+        lookup({"entity": "Varra"})  # allowed (it reads), and refused by the tool's own schema
+    assert [(e.tool, e.decision, e.outcome) for e in guard.log] == [
+        ("fire", "denied", "not run"),
+        ("lookup", "allowed", "error"),
+    ]
+
+
+def test_a_tool_listed_under_another_name_is_a_clear_error():
+    fire, _ = cannon()
+    roles = {"researcher": ("looks things up", ("lookup",), "You look things up.")}
+    with pytest.raises(ValueError, match="each tool must be listed under its own name: 'lookup' is 'fire'"):
+        guarded_team(SimulatedLLM(), Guard(), roles, {"lookup": fire})

@@ -7,13 +7,16 @@ import random
 import pytest
 
 from agentlab import world
-from agentlab.agents import Agent, world_team
+from agentlab.agents import Agent, Work, world_team
+from agentlab.budget import Budget
 from agentlab.compare import TOPOLOGIES, Setup
 from agentlab.faults import Fault
-from agentlab.hierarchy import LEAD, LEAD_DESCRIPTION, Hierarchy, ManagerPlanner, rollup
+from agentlab.hierarchy import LEAD, LEAD_DESCRIPTION, Hierarchy, ManagerPlanner, Node, rollup
 from agentlab.llm import Completion, SimulatedLLM, Usage, usage_report
+from agentlab.plan import Plan, Step
 from agentlab.planners import PlanningFailed
 from agentlab.recovery import Replan, Retry
+from agentlab.run import run_plan
 
 WIDE = world.fanout_task(random.Random(1), 8, "total")  # the total population of eight islands
 FOUR = world.fanout_task(random.Random(4), 4, "total")
@@ -277,3 +280,49 @@ def test_the_tree_shows_who_delegated_what_to_whom_and_where_it_failed():
     assert page.count("<ul") == 1 + 4  # the tree, then one list of steps per team
     assert "s2 lead, level 2: " in page and "&lt;" not in text
     assert "by level" in str(rollup(root)) and "<th>calls</th>" in rollup(root)._repr_html_()
+
+
+# --- a budget for the whole tree -----------------------------------------------------------------------
+
+GIVING_UP = [Fault(role="researcher", kind="sentinel"), Fault(role="writer", kind="sentinel")]
+EVERY_TEAM = {path: GIVING_UP for path in ("", "s1", "s2", "s1/s1", "s1/s2", "s2/s1", "s2/s2")}
+
+
+def failing_tree(**options):
+    """Three levels whose workers pay for their model calls and then give up, with recovery at
+    every team: without a cap, 358 calls on the way to failing (422 with 16 workers per team)."""
+    recovery = [Retry(1), Replan(max_replans=1)]
+    options |= {"depth": 3, "recovery": recovery, "tool_steps": False, "faults": EVERY_TEAM}
+    return Hierarchy(SimulatedLLM(seed=0), **options)
+
+
+def test_a_budget_caps_the_calls_of_the_whole_tree_all_teams_together():
+    for cap in (30, 61, 100):
+        root = failing_tree(workers=1, budget=Budget(calls=cap)).solve(WIDE.question)
+        calls = len(root.calls())
+        # one attempt is in flight at a time (one worker per team), and it finishes: a worker's
+        # tool loop pays at most max_turns=6 calls, so the tree ends at most 5 calls over its cap
+        assert cap <= calls <= cap + 5, (cap, calls)
+        assert root.status == "stopped"
+        assert root.run.reason == f"budget reached: {calls} model calls (cap {cap}), all teams together"
+        r = rollup(root)
+        assert r.parts.calls == r.total.calls == calls  # the bill still adds up, part by part
+        stopped = [n for n in root.walk() if n.status == "stopped"]
+        assert len(stopped) >= 2  # sub-teams stopped too, not just the manager
+
+
+def test_with_the_budget_spent_no_sub_team_is_formed_and_a_tree_without_one_is_unchanged():
+    root = failing_tree(workers=1, budget=Budget(calls=1)).solve(WIDE.question)  # the manager's plan
+    assert len(root.calls()) == 1 and root.children == [] and root.status == "stopped"
+    plain = solve(depth=2)
+    assert solve(depth=2, budget=Budget(calls=10_000)).calls() == plain.calls()
+    with pytest.raises(TypeError, match="budget must be a Budget, got int"):
+        Hierarchy(SimulatedLLM(), budget=5)
+
+
+def test_a_step_called_plan_is_not_counted_as_the_teams_planning_time():
+    planning = Completion("plan", "sim-large", "test", Usage(1, 1), 2.0)
+    work = Completion("work", "sim-large", "test", Usage(1, 1), 5.0)
+    agent = Agent("a", lambda step, context: Work("done", 5.0, (work,)))
+    run = run_plan(Plan([Step("plan", "a", "go")]), {"a": agent}, "t", planning_calls=[planning])
+    assert Node("", 1, "t", run).seconds == 2.0 + 5.0  # its planning, then its run: not 12

@@ -7,7 +7,7 @@ import pytest
 
 from agentlab import world
 from agentlab.agents import world_team
-from agentlab.llm.base import Completion, Usage
+from agentlab.llm.base import Completion, ModelError, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import usage_report
 from agentlab.monitor import audit
@@ -308,3 +308,51 @@ def test_tool_arguments_survive_the_strict_schema_claude_is_sent():
     jsonschema.validate({"steps": [agent_step]}, strict)  # an agent step passes no arguments
     with pytest.raises(jsonschema.ValidationError):  # arguments no tool takes are refused
         jsonschema.validate({"steps": [dict(step, args={"city": "Varra"})]}, strict)
+
+
+# --- every backend fails the same way, and every paid call is counted ------------------------
+
+
+class FailingLLM(ScriptedLLM):
+    """A scripted model whose call number `fail_at` (from 1) fails for good with a ModelError
+    that carries one reply paid for before it gave up."""
+
+    def __init__(self, *texts, fail_at):
+        super().__init__(*texts)
+        self.fail_at = fail_at
+
+    def complete(self, **request):
+        if len(self.requests) + 1 == self.fail_at:
+            self.requests.append(request)
+            paid = Completion("half an answer", "scripted", "scripted", Usage(7, 1))
+            raise ModelError("the API answered 500: Internal server error", calls=[paid])
+        return super().complete(**request)
+
+
+def test_max_attempts_must_be_a_whole_number_of_at_least_one():
+    for bad in (0, -1, 1.5, True, None):
+        with pytest.raises(ValueError, match="LLMPlanner's max_attempts must be a whole number >= 1"):
+            LLMPlanner(ScriptedLLM(), TEAM, max_attempts=bad)
+
+
+def test_a_model_error_while_planning_is_a_planning_failure_that_keeps_every_paid_call():
+    planner = LLMPlanner(FailingLLM("not a plan", fail_at=2), TEAM)
+    with pytest.raises(PlanningFailed) as failure:
+        planner("What is the area of Solace?")
+    assert str(failure.value) == (
+        "attempt 2 of 3: the model call failed: ModelError: the API answered 500: Internal server error"
+    )
+    assert [c.text for c in failure.value.calls] == ["not a plan", "half an answer"]
+    assert [text for text, _ in failure.value.rejected] == ["not a plan"]
+    assert isinstance(failure.value.__cause__, ModelError)
+
+
+def test_a_huge_bad_reply_is_quoted_back_cut_short_and_the_model_is_told():
+    huge = '{"steps": "' + "x" * 100_000
+    llm = ScriptedLLM(huge, json.dumps(GOOD))
+    planner = LLMPlanner(llm, TEAM)
+    planner("What is the area of Solace?")
+    quoted = llm.requests[1]["messages"][1]["content"]
+    assert quoted.startswith(huge[:8_000]) and len(quoted) < 8_200
+    assert "[cut: your reply was 100,011 characters; only the first 8,000 are quoted]" in quoted
+    assert planner.rejected[0][0] == huge  # what the model said is kept whole for the learner

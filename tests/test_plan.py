@@ -1,12 +1,14 @@
 """The plan model: what a valid plan is, what every kind of malformed plan says, JSON and order."""
 
 import json
+import math
+import re
 
 import jsonschema
 import networkx as nx
 import pytest
 
-from agentlab.plan import Plan, PlanError, Step, fill_in, references, remaining, renamed, resolve
+from agentlab.plan import Plan, PlanError, Step, fill_in, plan_json, references, remaining, renamed, resolve
 
 
 def report_plan() -> Plan:
@@ -104,6 +106,13 @@ def test_json_round_trip_keeps_every_field():
     assert again.to_json() == plan.to_json()
 
 
+def test_json_round_trip_keeps_the_args_of_a_step_without_a_tool():
+    """The schema allows them, so the parser keeps them, and so must the JSON (a checkpoint, a replan)."""
+    plan = Plan([Step("s1", "writer", "x", args={"tone": "dry"})])
+    assert Plan.from_json(plan.to_json()) == plan
+    assert "args" not in Plan([Step("s1", "writer", "x")]).to_dict()["steps"][0]
+
+
 def test_to_json_leaves_out_empty_optional_fields():
     data = json.loads(Plan([Step("s1", "writer", "hi")]).to_json())
     assert data == {"steps": [{"id": "s1", "role": "writer", "instruction": "hi", "depends_on": []}]}
@@ -131,7 +140,7 @@ def test_to_json_leaves_out_empty_optional_fields():
             "step 's1': 'depends_on' must be a list of step ids, got str",
         ),
         (
-            '{"steps": [{"id": "s1", "role": "writer", "instruction": "x", "args": [1]}]}',
+            '{"steps": [{"id": "s1", "role": "writer", "instruction": "x", "depends_on": [], "args": [1]}]}',
             "step 's1': 'args' must be an object, got list",
         ),
     ],
@@ -142,7 +151,7 @@ def test_malformed_json_raises_plan_error_never_a_bare_key_or_decode_error(text,
 
 
 def test_from_json_rejects_non_text():
-    with pytest.raises(PlanError, match="expects JSON text, got dict"):
+    with pytest.raises(PlanError, match="^the plan must be JSON text, got dict$"):
         Plan.from_json({"steps": []})
 
 
@@ -248,9 +257,15 @@ def test_str_keeps_columns_aligned_for_long_ids_and_roles():
 def test_a_model_that_writes_nan_or_infinity_for_a_duration_gets_a_plan_error():
     """Python's json reads NaN and Infinity; a NaN duration would never end on the virtual clock."""
     for written in ("NaN", "Infinity", "-Infinity"):
-        step = '{"id": "s1", "role": "writer", "instruction": "x", "duration": ' + written + "}"
-        with pytest.raises(PlanError, match="step 's1': 'duration' must be a number >= 0"):
+        step = (
+            '{"id": "s1", "role": "writer", "instruction": "x", "depends_on": [], "duration": '
+            + written
+            + "}"
+        )
+        with pytest.raises(PlanError, match=f"the plan holds {written}, which JSON does not allow"):
             Plan.from_json('{"steps": [' + step + "]}")
+        with pytest.raises(PlanError, match="step 's1': 'duration' must be a number >= 0"):
+            Plan.from_dict({"steps": [{**STEP, "duration": float(written)}]})
 
 
 # --- the $id language -----------------------------------------------------------------------
@@ -287,3 +302,251 @@ def test_renamed_prefixes_every_id_and_every_reference_and_remaining_drops_done_
     left = remaining(plan, {"s1"})
     assert left.ids == ["s2"] and left["s2"].depends_on == () and left["s2"].instruction == "add $s1"
     assert remaining(plan, {"s1", "s2"}) is None
+
+
+# --- nothing a caller or a model sends escapes as anything but a PlanError ---------------------
+
+STEP = {"id": "s1", "role": "writer", "instruction": "x", "depends_on": []}
+
+
+def plan_text(**fields) -> str:
+    return json.dumps({"steps": [{**STEP, **fields}]})
+
+
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        ([STEP], r"step #1 must be a Step, got dict: for dicts use Plan.from_dict\(\{'steps': \[...\]\}\)"),
+        ([Step("s1", "writer", "x"), "s2"], "step #2 must be a Step, got str"),
+        ("s1 s2", "a plan is built from a list of Steps, got str"),
+        (None, "a plan is built from a list of Steps, got NoneType"),
+        ({"steps": [STEP]}, r"got dict: for a plan's JSON form use Plan.from_dict"),
+    ],
+)
+def test_a_plan_built_from_something_other_than_steps_says_what_it_got(steps, message):
+    with pytest.raises(PlanError, match=message):
+        Plan(steps)
+
+
+def test_roles_given_as_one_string_are_refused_not_split_into_letters():
+    with pytest.raises(
+        PlanError, match=r"roles must be a collection of names, not one string: roles=\['writer'\]"
+    ):
+        Plan([Step("s1", "writer", "x")], roles="writer")
+    with pytest.raises(PlanError, match="roles must be names .strings., got 1"):
+        Plan([Step("s1", "writer", "x")], roles=["writer", 1])
+    with pytest.raises(PlanError, match="roles must be a collection of names, got 3"):
+        Plan.from_dict({"steps": [STEP]}, roles=3)
+    with pytest.raises(PlanError, match="not one string"):
+        Plan.json_schema(roles="writer")
+    assert Plan([Step("s1", "writer", "x")], roles={"writer": object()}).roles == {"writer"}  # a team
+
+
+@pytest.mark.parametrize(
+    "steps, message",
+    [
+        (
+            [Step("s1", "writer", "x"), Step("", "writer", "y")],
+            r"^step #2: a step id must be a non-empty string, got ''$",
+        ),
+        (
+            [Step("s1", "writer", "x"), Step("  ", "writer", "y")],
+            r"^step #2: a step id must be .*, got '  '$",
+        ),
+        ([Step("s1", "writer", "x"), Step("s2", "w", "y"), Step(None, "w", "z")], r"^step #3: .*, got None$"),
+    ],
+)
+def test_a_bad_or_blank_id_is_named_by_the_steps_position(steps, message):
+    with pytest.raises(PlanError, match=message):
+        Plan(steps)
+    with pytest.raises(PlanError, match=message):
+        Plan.from_dict({"steps": [{**s.to_dict(), "id": s.id} for s in steps]})
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "the plan is nested more than 20 levels deep"),
+        (
+            plan_text(args={"a": json.loads("[" * 30 + "]" * 30)}),
+            "the plan is nested more than 20 levels deep",
+        ),
+        (
+            plan_text(duration=0).replace('"duration": 0', '"duration": ' + "9" * 5000),
+            "an integer of 5000 digits",
+        ),
+        (
+            plan_text(duration=0).replace('"duration": 0', '"duration": 1' + "0" * 400),
+            "an integer of 401 digits",
+        ),
+        (plan_text(duration=0).replace('"duration": 0', '"duration": 1e400'), r"holds 1e400: too large"),
+        (plan_text(args={"n": 0}).replace('"n": 0', '"n": NaN'), "holds NaN, which JSON does not allow"),
+        (
+            plan_text(args={"n": 0}).replace('"n": 0', '"n": -Infinity'),
+            "holds -Infinity, which JSON does not",
+        ),
+        (plan_text(instruction="\ud800 x"), r"holds text with a lone surrogate \('\\ud800'\)"),
+        (b'{"steps": [{"id": "s\xff1"}]}', r"the plan is not UTF-8 text: byte 20 \(0xff\) is invalid"),
+        (b"\xff\xfe{", r"the plan is not UTF-8 text: byte 0 \(0xff\)"),
+    ],
+    ids=[
+        "deep",
+        "deep args",
+        "5000 digits",
+        "401 digits",
+        "1e400",
+        "NaN",
+        "-Infinity",
+        "surrogate",
+        "bytes",
+        "utf-16",
+    ],
+)
+def test_json_that_python_chokes_on_is_a_plan_error(text, message):
+    """Before: RecursionError, ValueError, UnicodeDecodeError, or a plan accepted that broke later
+    (a 401-digit duration raised OverflowError inside the run; NaN in args went out as invalid JSON)."""
+    with pytest.raises(PlanError, match=message):
+        Plan.from_json(text)
+    with pytest.raises(PlanError, match=message):
+        plan_json(text)
+
+
+def test_keys_of_any_type_give_a_plan_error_not_a_type_error():
+    with pytest.raises(PlanError, match=r"unexpected: \['notes', 1\]"):
+        Plan.from_dict({"steps": [STEP], 1: "x", "notes": 2})
+    with pytest.raises(PlanError, match=r"step 's1' has unknown field\(s\) \[2.5, None\]"):
+        Plan.from_dict({"steps": [{**STEP, None: 1, 2.5: 2}]})
+    with pytest.raises(PlanError, match="step 's1': 'args' has a name that is not a string: 1"):
+        Plan([Step("s1", "writer", "x", tool="lookup", args={1: "x"})])
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (math.nan, "holds nan, which JSON does not allow: numbers must be finite"),
+        ([1, -math.inf], "holds -inf, which JSON does not allow"),
+        ({"n": 10**400}, "holds an integer of more than 308 digits"),
+    ],
+)
+def test_args_that_could_not_be_written_as_json_are_refused(value, message):
+    """Before, they were accepted, and `to_json` wrote NaN: JSON that `from_json` (or a resume) refused."""
+    with pytest.raises(PlanError, match=f"step 's1': 'args' {message}"):
+        Plan.from_dict({"steps": [{**STEP, "tool": "calculate", "args": {"x": value}}]})
+
+
+def test_a_step_whose_args_hold_themselves_is_refused_not_a_recursion_error():
+    loop: dict = {}
+    loop["again"] = loop
+    with pytest.raises(PlanError, match="step 's1': 'args' is nested more than 20 levels deep"):
+        Plan([Step("s1", "writer", "x", tool="lookup", args={"x": loop})])
+
+
+def test_a_long_bad_value_is_cut_short_in_the_message():
+    """A PlanError goes back to the model in a re-ask: it must not carry a megabyte of reply."""
+    huge = "x" * 1_000_000
+    for make in (
+        lambda: Plan.from_dict({"steps": [{**STEP, "role": huge}]}, roles=["writer"]),
+        lambda: Plan([Step("s1", "writer", " " * 1_000_000)]),
+        lambda: Plan([Step("s1", "writer", "x", depends_on=[1] * 100_000)]),
+        lambda: Plan.from_dict({"steps": [{**STEP, "id": huge, "extra": 1}]}),
+        lambda: Plan.from_dict({"steps": [{**STEP, huge: 1}]}),
+        lambda: Plan([Step("s1", "writer", "x", duration=huge)]),
+        lambda: Plan([Step(huge, "writer", "x", depends_on=[huge])]),
+    ):
+        with pytest.raises(PlanError) as error:
+            make()
+        assert len(str(error.value)) < 400, str(error.value)[:400]
+
+
+# --- the JSON form follows the schema: an optional field is left out, never null ----------------
+
+
+@pytest.mark.parametrize(
+    "step, message",
+    [
+        (
+            {k: v for k, v in STEP.items() if k != "depends_on"},
+            r"step 's1' is missing 'depends_on' \(\[\] for",
+        ),
+        ({**STEP, "tool": None}, "step 's1': 'tool' is null; leave it out"),
+        ({**STEP, "args": None}, "step 's1': 'args' is null; leave it out"),
+        ({**STEP, "duration": None}, "step 's1': 'duration' is null; leave it out"),
+    ],
+)
+def test_a_missing_depends_on_or_a_null_field_is_refused_by_the_schema_and_the_parser_alike(step, message):
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"steps": [step]}, Plan.json_schema())
+    with pytest.raises(PlanError, match=message):
+        Plan.from_dict({"steps": [step]})
+
+
+def test_what_the_schema_accepts_with_optional_fields_the_parser_accepts():
+    full = {**STEP, "tool": "lookup", "args": {"entity": "Varra"}, "duration": 2}
+    for step in (STEP, full, {**STEP, "tool": "lookup"}, {**STEP, "args": {}}):
+        jsonschema.validate({"steps": [step]}, Plan.json_schema())
+        read = Plan.from_dict({"steps": [step]})["s1"]
+        assert (read.tool, dict(read.args), read.duration) == (
+            step.get("tool"),
+            step.get("args", {}),
+            step.get("duration"),
+        )
+
+
+# --- plan_json: the one reader of a plan's JSON in a model's reply --------------------------------
+
+PLAN_TEXT = json.dumps({"steps": [STEP]}, indent=2)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        PLAN_TEXT,
+        f"  \n{PLAN_TEXT}\n\n",
+        f"```json\n{PLAN_TEXT}\n```",
+        f"```JSON\n{PLAN_TEXT}```",
+        f"```\n{PLAN_TEXT}\n```",
+        f"Here is the plan:\n\n```json\n{PLAN_TEXT}\n```\nIt has one step.",
+        PLAN_TEXT.encode(),
+    ],
+    ids=[
+        "whole",
+        "spaces",
+        "json fence",
+        "fence closed on the last line",
+        "bare fence",
+        "fence in prose",
+        "bytes",
+    ],
+)
+def test_plan_json_reads_the_whole_reply_or_its_one_fenced_block(reply):
+    assert plan_json(reply) == {"steps": [STEP]}
+    assert Plan.from_dict(plan_json(reply)) == Plan([Step("s1", "writer", "x")])
+
+
+@pytest.mark.parametrize(
+    "reply, message",
+    [
+        (
+            f"Here is the plan:\n{PLAN_TEXT}\nThanks.",
+            "the plan is not valid JSON: Expecting value at line 1, column 1",
+        ),
+        (f"```json\n{PLAN_TEXT}\n```\n```json\n{PLAN_TEXT}\n```", "the reply holds 2 fenced blocks"),
+        (f"```json\n{PLAN_TEXT}", "the reply opens a ``` fence that never closes: send one plan, whole"),
+        (
+            "```json\n{'steps': []}\n```",
+            "the plan in the reply's fenced block is not valid JSON: Expecting property",
+        ),
+        ('```json\n{"n": NaN}\n```', "holds NaN"),
+        ("", "the plan is not valid JSON: Expecting value at line 1, column 1"),
+        ({"steps": []}, "the plan must be JSON text, got dict"),
+    ],
+)
+def test_plan_json_refuses_anything_else_with_a_plan_error(reply, message):
+    with pytest.raises(PlanError, match=re.escape(message)):
+        plan_json(reply)
+
+
+def test_from_json_reads_the_plans_own_json_form_only():
+    """`Plan.from_json` is the inverse of `to_json`; a model's reply goes through `plan_json`."""
+    with pytest.raises(PlanError, match="the plan is not valid JSON"):
+        Plan.from_json(f"```json\n{PLAN_TEXT}\n```")

@@ -97,13 +97,14 @@ def test_a_simulated_tool_loop_replays_identically(tmp_path):
     assert replayed == [replace(c, backend="replay of simulated") for c in live]
 
 
-def test_a_repeated_request_replays_its_answers_in_order_then_the_last(tmp_path):
+def test_a_repeated_request_gets_the_first_recorded_answer_every_time(tmp_path):
     path = tmp_path / "rec.jsonl"
     recorder = RecordingLLM(CountingLLM(), path)
     ask(recorder, "same")
     ask(recorder, "same")
     replay = ReplayLLM(path)
-    assert [ask(replay, "same").text for _ in range(3)] == ["reply 1", "reply 2", "reply 2"]
+    assert [ask(replay, "same").text for _ in range(3)] == ["reply 1", "reply 1", "reply 1"]
+    assert len(replay) == 2  # both calls are in the recording
 
 
 def test_a_request_not_in_the_recording_is_a_clear_error_naming_it(tmp_path):
@@ -171,3 +172,28 @@ def test_a_damaged_recording_or_a_missing_file_is_reported(tmp_path):
     bad.write_text('{"key": "abc"}\n')
     with pytest.raises(ValueError, match=r"bad.jsonl, line 1: not a recorded call"):
         ReplayLLM(bad)
+
+
+def test_identical_requests_in_parallel_steps_replay_the_same_way_every_time(tmp_path):
+    """Two parallel steps that send the same request must not get the answers in whatever order
+    their threads happen to arrive: a replay is the same run every time, at any number of workers."""
+    import random
+    import time
+
+    from agentlab.agents import Agent, tool_loop
+    from agentlab.plan import Plan, Step
+    from agentlab.run import run_plan
+
+    def writer(llm, jitter):
+        def act(step, context):
+            time.sleep(jitter.uniform(0, 0.002))  # real work takes a little longer one time than the next
+            return tool_loop(llm, "You write.", step.instruction)
+
+        return {"writer": Agent("writer", act)}
+
+    plan = Plan([Step(s, "writer", "Name a colour.") for s in "ab"])  # the same request, twice at once
+    path = tmp_path / "parallel.jsonl"
+    run_plan(plan, writer(RecordingLLM(CountingLLM(), path), random.Random(0)))  # "reply 1", "reply 2"
+    jitter = random.Random(1)
+    runs = [run_plan(plan, writer(ReplayLLM(path), jitter), workers=8) for _ in range(40)]
+    assert len({tuple(sorted(run.outputs.items())) for run in runs}) == 1

@@ -4,11 +4,15 @@ run cleanly with its calls, and a planner reused across tasks is billed per task
 import pytest
 
 from agentlab import world
-from agentlab.agents import Agent, StepFailed, tool_loop, world_team
+from agentlab.agents import Agent, StepFailed, Work, tool_loop, world_team
+from agentlab.budget import Budget
+from agentlab.faults import Fault
 from agentlab.llm.base import Completion, ModelError, Usage
 from agentlab.llm.simulated import SimulatedLLM
+from agentlab.llm.usage import usage_report
 from agentlab.plan import Plan, Step
-from agentlab.planners import LLMPlanner
+from agentlab.planners import LLMPlanner, PlanningFailed
+from agentlab.recovery import Replan
 from agentlab.run import orchestrate, run_plan
 
 TASK = world.sample_tasks()[1].question
@@ -48,9 +52,9 @@ def test_a_model_error_while_planning_is_a_failed_run_with_the_reason_not_a_trac
     llm = FailingLLM()
     run = orchestrate(TASK, LLMPlanner(llm, world_team(llm)), world_team(llm))
     assert run.status == "failed" and run.plan is None and run.deliverable is None
-    assert (
-        run.reason
-        == "planning failed: ModelError: planner-model: the API answered 529 (overloaded_error): Overloaded"
+    assert run.reason == (  # on every backend a planner's failure is a PlanningFailed (planners.py)
+        "planning failed: attempt 1 of 3: the model call failed: "
+        "ModelError: planner-model: the API answered 529 (overloaded_error): Overloaded"
     )
     assert run.trace.of_kind("failed")[0].step_id == "plan"
     assert "failed: no plan" in run.summary() and "(no plan)" in str(run)
@@ -125,6 +129,90 @@ def test_an_llm_planner_hands_over_every_call_it_paid_for_with_the_plan_or_the_e
     failing.complete = lambda _first=bad.complete, **r: (
         _first(**r) if failing.good and not setattr(failing, "good", 0) else FailingLLM().complete(**r)
     )
-    with pytest.raises(ModelError) as error:
+    with pytest.raises(PlanningFailed) as error:
         LLMPlanner(failing, world_team(llm))(TASK)
     assert len(error.value.calls) == 1  # the rejected plan before the API error is not lost
+
+
+# --- step ids that look like the planner's keys, and resumed runs: every paid call once --------------
+
+
+class Paying:
+    """An agent whose every attempt pays one call (named after the step), written down in `paid`
+    as it is paid; `interrupt` names a step whose first attempt dies after paying, as a process
+    killed mid-step does (a KeyboardInterrupt passes through the run, as a kill would end it)."""
+
+    def __init__(self, paid, interrupt=None):
+        self.paid, self.interrupt = paid, interrupt
+
+    def __call__(self, step, context):
+        self.paid.append(f"{step.id} by {step.role}")
+        if step.id == self.interrupt:
+            self.interrupt = None
+            raise KeyboardInterrupt
+        return Work(f"{step.id} done", calls=(call(f"{step.id} by {step.role}"),))
+
+
+class Replanner:
+    """Replans a failed "s3" with one new step, paying one call for it."""
+
+    def __init__(self, paid):
+        self.paid = paid
+
+    def replan(self, task, plan, outputs, failure):
+        self.paid.append("replanning")
+        return Plan([Step("s3", "a", "again")], calls=[call("replanning")])
+
+
+def tricky(paid, budget=None, interrupt=None, resume=False, checkpoint=None):
+    """A plan whose steps are called "plan" and "replan1", run with a replan of its last step."""
+    steps = [Step("plan", "a", "1"), Step("replan1", "a", "2", ["plan"]), Step("s3", "a", "3", ["replan1"])]
+    plan = Plan(steps, calls=[call("planning")])
+    if not resume:
+        paid.append("planning")
+    options = dict(recovery=[Replan(Replanner(paid))], faults=[Fault(step="s3")], checkpoint=checkpoint)
+    team = {"a": Agent("a", Paying(paid, interrupt))}
+    return run_plan(plan, team, "t", planning_calls=plan.calls, budget=budget, resume=resume, **options)
+
+
+def counted(run):
+    return [(step, role, c.text) for step, role, c in run.calls]
+
+
+EXPECTED = [
+    ("plan", "planner", "planning"),
+    ("plan", "a", "plan by a"),
+    ("replan1", "a", "replan1 by a"),
+    ("replan1", "planner", "replanning"),
+    ("r1_s3", "a", "r1_s3 by a"),
+]
+
+
+def test_steps_called_plan_and_replan1_are_counted_apart_from_the_planners_calls():
+    paid = []
+    run = tricky(paid)
+    assert run.status == "done" and counted(run) == EXPECTED
+    assert len(run.calls) == len(paid) == 5
+    report = usage_report(run)
+    assert report.total.calls == 5 and report.by_role["planner"].calls == 2 and report.by_role["a"].calls == 3
+
+
+def test_a_resumed_run_counts_every_call_once_however_often_it_is_resumed(tmp_path):
+    path, paid = tmp_path / "run.json", []
+    stopped = tricky(paid, Budget(calls=3), checkpoint=path)
+    assert stopped.status == "stopped" and counted(stopped) == EXPECTED[:3]
+    resumed = tricky(paid, resume=True, checkpoint=path)  # the replan happens after the resume
+    assert resumed.status == "done" and counted(resumed) == EXPECTED
+    again = tricky(paid, resume=True, checkpoint=path)  # a finished run, resumed: nothing to do or pay
+    assert counted(again) == EXPECTED and len(paid) == 5
+    assert usage_report(again).total.calls == 5
+
+
+def test_a_step_redone_after_the_process_died_is_counted_and_the_lost_attempt_is_not(tmp_path):
+    path, paid = tmp_path / "run.json", []
+    with pytest.raises(KeyboardInterrupt):
+        tricky(paid, interrupt="replan1", checkpoint=path)
+    assert paid == ["planning", "plan by a", "replan1 by a"]  # the last one was paid, then lost
+    resumed = tricky(paid, resume=True, checkpoint=path)
+    assert resumed.status == "done" and counted(resumed) == EXPECTED  # "replan1" redone and counted once
+    assert len(paid) == len(resumed.calls) + 1  # every paid call but the one lost with the "process"

@@ -1,13 +1,16 @@
 """The scheduling policy on a virtual clock, and the critical path it can never beat."""
 
 import itertools
+import math
 import random
+import threading
 
 import pytest
 
-from agentlab.agents import STUB_TEAM
+from agentlab.agents import STUB_TEAM, Agent, StepFailed, Work
 from agentlab.plan import Plan, PlanError, Step
 from agentlab.planners import stub_planner
+from agentlab.run import run_plan
 from agentlab.schedule import ListScheduler, Slot, makespan, step_durations, virtual_schedule
 
 
@@ -205,3 +208,43 @@ def test_step_durations_prefers_the_declared_duration():
 
 def test_makespan_of_nothing_is_zero():
     assert makespan([]) == 0.0
+
+
+# --- the virtual clock only ever reads finite seconds -------------------------------------------
+
+
+def bounded(fn, seconds: float = 10.0):
+    """fn() on a daemon thread, or a failure if it has not returned within `seconds` (a hang)."""
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(fn()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still running after {seconds} s: hung"
+    return out[0]
+
+
+def reports(seconds: float):
+    """A writer whose act reports `seconds` for its step, as a Work or inside a StepFailed."""
+
+    def act(step, context):
+        return Work("done", seconds)
+
+    def fails(step, context):
+        raise StepFailed("gave up", (), seconds)
+
+    return Agent("writer", act), Agent("writer", fails)
+
+
+@pytest.mark.parametrize("seconds", [math.nan, math.inf, -1.0], ids=["nan", "inf", "negative"])
+def test_an_agent_reporting_bad_seconds_fails_its_step_instead_of_hanging_the_run(seconds):
+    """A NaN end time never compares equal to the clock, so the run once spun forever at 100% CPU."""
+    plan = Plan([Step("s1", "writer", "x"), Step("s2", "writer", "y", depends_on=["s1"])])
+    reporting, failing = reports(seconds)
+    run = bounded(lambda: run_plan(plan, {"writer": reporting}))
+    assert run.status == "failed" and run.outputs == {}
+    assert run.reason.startswith(
+        "step 's1' (writer) failed: ValueError: a Work's seconds must be a number >= 0"
+    )
+    run = bounded(lambda: run_plan(plan, {"writer": failing}))  # a failure's seconds: the agent's default
+    assert run.status == "failed" and run.reason == "step 's1' (writer) failed: StepFailed: gave up"
+    assert run.slots[0].end == 1.0

@@ -1,6 +1,7 @@
 """The `agentlab` command: `agentlab demo` runs the pattern in a terminal,
 `agentlab run "<task>"` has a model plan and solve a question about the task world,
-`agentlab doctor` says whether this machine is ready for the course, and
+`agentlab doctor` says whether this machine is ready for the course,
+`agentlab serve` runs the simulator behind Anthropic's Messages API on 127.0.0.1,
 `agentlab course build` writes the exercises from their solutions, and
 `agentlab course grade` grades learners' exercise notebooks."""
 
@@ -92,6 +93,40 @@ def doctor() -> int:
     return 0
 
 
+def serve(args: argparse.Namespace) -> int:
+    """Serve the simulator over Anthropic's Messages API on 127.0.0.1 until Ctrl-C."""
+    from agentlab.llm.serve import SimServer
+
+    log = (lambda line: print(line, flush=True)) if args.log else None
+    options = {"seed": args.seed, "error_rate": args.error_rate, "fault": args.fault, "every": args.every}
+    try:
+        server = SimServer(args.port, **options, api_key=args.api_key, log=log)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # the port is taken, say
+        where = f"cannot listen on 127.0.0.1:{args.port}: {e.strerror or e}"
+        print(f"error: {where} (--port 0 takes any free port)", file=sys.stderr)
+        return 2
+    print(f"agentlab serve: the simulator (seed {args.seed}, error rate {args.error_rate:g}) at {server.url}")
+    print("answers Anthropic's Messages API (POST /v1/messages); it is a simulator, not a real model.")
+    if args.fault:
+        which = "every request" if args.every == 1 else f"one request in {args.every}"
+        print(f"Fault {args.fault} on {which}.")
+    print("Point the kit, or the anthropic SDK, at it (in another shell):")
+    print(f"  export ANTHROPIC_BASE_URL={server.url}")
+    key = "<the --api-key you chose>" if args.api_key else "any-key  # any value will do"
+    print(f"  export ANTHROPIC_API_KEY={key}")
+    print("Ctrl-C stops it.", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        print(f"\nStopped after {server.counts['requests']} request(s).")
+    finally:
+        server.stop()
+    return 0
+
+
 def course_command(args: argparse.Namespace) -> int:
     """Write exercises/ from solutions/ (build), fail if they differ (check), or grade notebooks."""
     from agentlab.course import exercises
@@ -154,6 +189,14 @@ def main(argv: list[str] | None = None) -> int:
     solve.add_argument("--seed", type=int, default=0, help="simulator: seed (default 0)")
     solve.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of an error per call")
     solve.add_argument("--errors", help="simulator: error kinds, comma-separated (default: all)")
+    sim = commands.add_parser("serve", help="serve the simulator over Anthropic's Messages API, locally")
+    sim.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765; 0: any free)")
+    sim.add_argument("--seed", type=int, default=0, help="simulator: seed (default 0)")
+    sim.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of a mistake per call")
+    sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
+    sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
+    sim.add_argument("--api-key", help="accept only this key (default: any key)")
+    sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action", choices=("build", "check", "grade"), help="build: write; check: compare; grade: run"
@@ -172,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     if args.command == "course":
         return course_command(args)
+    if args.command == "serve":
+        return serve(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 

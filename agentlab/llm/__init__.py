@@ -1,6 +1,7 @@
 """The model layer: one interface, three backends, and what the calls cost.
 
-- `base`: the interface every model answers (`LLM.complete` -> `Completion`);
+- `base`: the interface every model answers (`LLM.complete` -> `Completion`), and `redact`,
+  which hides keys and URL passwords in anything the kit prints or saves;
 - `simulated`: the offline, deterministic stand-in every notebook runs on (`SimulatedLLM`);
 - `anthropic`: real Claude through the official SDK (`AnthropicLLM`);
 - `replay`: record any model's calls to a file and replay them offline;
@@ -22,6 +23,7 @@ from agentlab.llm.base import (
     ToolCall,
     Usage,
     assistant_message,
+    redact,
     tool_results_message,
 )
 from agentlab.llm.replay import RecordingLLM, ReplayLLM
@@ -49,6 +51,7 @@ __all__ = [
     "cost",
     "describe_backend",
     "make_llm",
+    "redact",
     "tool_results_message",
     "usage_report",
 ]

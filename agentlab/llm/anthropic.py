@@ -1,49 +1,70 @@
 """Real Claude models through the official `anthropic` SDK.
 
-`AnthropicLLM.complete` answers the kit's one request shape (`base.LLM`) with a
-Messages API call:
+`AnthropicLLM.complete` answers the kit's one request shape (`base.LLM`) with one Messages API
+request, and returns what the model said:
 
 - a plan request (a `schema` is given) uses structured output: the schema goes in
-  `output_config`, and the reply is parsed and checked against it here too, because
-  Anthropic-compatible local servers (Ollama, llama.cpp, LM Studio) may ignore it. A
-  reply that does not fit is re-asked with the validation error, a bounded number of
-  times, then the call fails with a `ModelError` saying why;
-- an executor turn (`tools` are given) uses native tool use: each `tool_use` block
-  comes back as a `ToolCall`;
-- retries on 429/5xx and timeouts are the SDK's own (`max_retries`, `timeout`); an
-  API error that survives them becomes a `ModelError` naming the status and message.
+  `output_config`. The reply comes back as it is, with `data` parsed when the text is JSON;
+  whether it is a good plan is the planner's to judge (and to re-ask), the same on every
+  backend, because Anthropic-compatible local servers (Ollama, llama.cpp, LM Studio) may ignore
+  the schema;
+- an executor turn (`tools` are given) uses native tool use: each `tool_use` block comes back as
+  a `ToolCall`;
+- retries on 429/5xx and timeouts are the SDK's own (`max_retries`, `timeout`), but no wait is
+  longer than `max_wait` (`MAX_WAIT`, 30 s): a server that asks for more (`retry-after: 3600`)
+  gets no retry and the call fails saying so. An API error that survives the retries, and a 200
+  whose body is not a message (a captive portal's login page, say), become a short `ModelError`
+  naming the server and what came back.
 
-The SDK client is created on the first call, so importing this module or building
-an `AnthropicLLM` never needs a key or the network.
+With a `base_url` that is not Anthropic's, the key also goes in an `x-api-key` header, which
+some compatible servers need. Every message and description built here goes through
+`base.redact`, so no key or URL password is ever printed. The SDK client is created on the
+first call: importing this module or building an `AnthropicLLM` needs no key and no network.
 """
 
 from __future__ import annotations
 
+import email.utils
 import json
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
-from agentlab.llm.base import Completion, Message, ModelError, Tool, ToolCall, Usage
+from agentlab.llm.base import (
+    Completion,
+    Message,
+    ModelError,
+    Tool,
+    ToolCall,
+    Usage,
+    brief,
+    redact,
+    remember_secret,
+)
+from agentlab.valid import loads, number
 
 # Defaults checked against Anthropic's models overview on 2026-11-21: a strong model
 # writes the plans, a fast and cheap one runs the many executor turns.
 DEFAULT_PLANNER_MODEL = "claude-opus-5-5"
 DEFAULT_EXECUTOR_MODEL = "claude-haiku-5-5"
+ANTHROPIC_API = "https://api.anthropic.com"
+
+MAX_WAIT = 30.0  # seconds: the longest the kit waits before a retry, whatever a server asks for
 
 # Calls written for the simulator may name its profiles; on Claude they mean the two tiers.
 SIMULATOR_TIERS = {"sim-large": "planner", "sim-small": "executor"}
 
-# A short hint for the errors a learner is most likely to meet.
+# A short hint for the errors a learner is most likely to meet (401 names the server too).
 _HINTS = {
-    401: "check ANTHROPIC_API_KEY",
     403: "this key may not have access to that model",
     404: "check the model name (AGENTLAB_PLANNER_MODEL / AGENTLAB_EXECUTOR_MODEL)",
     429: "rate limited even after retries; wait a minute or lower the number of workers",
     529: "the API is overloaded; try again shortly",
 }
+_ASKED_WAIT = "x-agentlab-asked-wait"  # set on a response whose retry-after the kit refused
 
 
 def configured_models(env: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -64,7 +85,7 @@ class AnthropicLLM:
     for everything else. `client` takes a ready SDK client (e.g. `anthropic.AnthropicBedrock()`);
     `http_client` an `httpx2.Client` for the one this class builds (tests use a mock transport).
     `effort` is sent as `output_config.effort` ("low" keeps the kit's small tasks cheap and
-    fast; None leaves the model's default).
+    fast; None leaves the model's default). `max_wait` caps the wait before a retry (above).
     """
 
     backend = "anthropic"
@@ -80,27 +101,31 @@ class AnthropicLLM:
         api_key: str | None = None,
         max_retries: int = 2,
         timeout: float = 120.0,
-        schema_retries: int = 2,
+        max_wait: float = MAX_WAIT,
         effort: str | None = "low",
     ):
         default_planner, default_executor = configured_models()
         self.planner_model = planner_model or default_planner
         self.executor_model = executor_model or default_executor
         self.base_url = base_url
-        self.max_retries = max_retries
-        self.timeout = timeout
-        self.schema_retries = schema_retries
+        self.max_retries = number(max_retries, "max_retries", minimum=0, whole=True)
+        self.timeout = number(timeout, "timeout", above=0, must_be="a number of seconds > 0")
+        self.max_wait = number(max_wait, "max_wait", minimum=0, must_be="a number of seconds >= 0")
         self.effort = effort
         self._api_key = api_key
+        remember_secret(api_key)  # so that no message can show it, whatever it looks like
         self._http_client = http_client
         self._client = client
+        if client is not None:
+            self._watch(client)
         # Assistant turns that carried thinking blocks, exactly as received, by their first
         # tool_use id: the API needs them echoed unchanged when the tool results go back.
         self._raw_turns: dict[str, list[dict[str, Any]]] = {}
 
-    def __repr__(self) -> str:  # never shows the key
+    def __repr__(self) -> str:  # never shows the key, nor a password in the URL
         where = f", base_url={self.base_url!r}" if self.base_url else ""
-        return f"AnthropicLLM(planner={self.planner_model!r}, executor={self.executor_model!r}{where})"
+        models = f"planner={self.planner_model!r}, executor={self.executor_model!r}"
+        return redact(f"AnthropicLLM({models}{where})")
 
     # --- the one public call ----------------------------------------------------
 
@@ -114,35 +139,25 @@ class AnthropicLLM:
         model: str | None = None,
         max_tokens: int = 1024,
     ) -> Completion:
-        """One model answer; with a `schema`, an answer whose `data` fits it (or a ModelError)."""
+        """One request, one answer: what the model said (with a `schema`, `data` is the reply
+        parsed as JSON when it is JSON, else None; judging it is the caller's job). Failures
+        are a ModelError."""
         model = self._pick_model(model, schema)
-        history = list(messages)
-        usage, latency, problem = Usage(), 0.0, ""
-        attempts = self.schema_retries + 1
-        made: list[Completion] = []  # every reply paid for, in case none fits
-        for _ in range(attempts):
-            completion = self._call(system, history, tools, schema, model, max_tokens)
-            made.append(completion)
-            usage, latency = usage + completion.usage, latency + completion.latency
-            if schema is None:
-                return completion
-            try:
-                data = check_json(completion.text, schema)
-            except ValueError as e:
-                problem = str(e)
-                if completion.stop_reason == "max_tokens":
-                    problem += f" (the reply was cut off at max_tokens={max_tokens})"
-                history += [
-                    {"role": "assistant", "content": completion.text or "(empty reply)"},
-                    {"role": "user", "content": reask_message(problem)},
-                ]
-                continue
-            return replace(completion, usage=usage, latency=latency, data=data)
-        raise ModelError(
-            f"{model} did not return JSON matching the schema after {attempts} attempt(s); "
-            f"last problem: {problem}",
-            calls=made,
-        )
+        started = time.perf_counter()
+        response = self._send(self._request(system, messages, tools, schema, model, max_tokens), model)
+        latency = time.perf_counter() - started
+        try:
+            completion = self._read(loads(response.text, "the body"), model, latency)
+        except ValueError as problem:
+            where = redact(str(response.request.url))
+            raise ModelError(
+                f"{model}: {where} answered {response.status_code} but not with a message ({problem}): "
+                f"{brief(response.text)}"
+            ) from None
+        if schema is not None and completion.stop_reason != "max_tokens":
+            with suppress(ValueError):
+                completion = replace(completion, data=loads(completion.text, "the reply"))
+        return completion
 
     # --- pieces -----------------------------------------------------------------
 
@@ -152,10 +167,8 @@ class AnthropicLLM:
         tier = SIMULATOR_TIERS[model] if model else ("planner" if schema is not None else "executor")
         return self.planner_model if tier == "planner" else self.executor_model
 
-    def _call(self, system, messages, tools, schema, model, max_tokens) -> Completion:
-        """One request to the API: the reply as a Completion, SDK errors as ModelError."""
-        import anthropic  # the SDK; imported here so `import agentlab` stays light
-
+    def _request(self, system, messages, tools, schema, model, max_tokens) -> dict[str, Any]:
+        """The Messages API request body for one call."""
         request: dict[str, Any] = {
             "model": model,
             "max_tokens": max_tokens,
@@ -175,47 +188,63 @@ class AnthropicLLM:
             output_config["effort"] = self.effort
         if output_config:
             request["output_config"] = output_config
+        return request
 
-        started = time.perf_counter()
+    def _send(self, request: dict[str, Any], model: str) -> Any:
+        """Send the request through the SDK (its retries included): the raw HTTP response of a
+        2xx answer; every SDK error becomes a one-line ModelError naming the server."""
+        import anthropic  # the SDK; imported here so `import agentlab` stays light
+
         try:
-            message = self.client.messages.create(**request)
+            return self.client.messages.with_raw_response.create(**request).http_response
         except anthropic.APITimeoutError:
+            seconds, retries = _seconds(self.client.timeout), self.client.max_retries
             raise ModelError(
-                f"{model}: no answer within {self.timeout:g} s, {self.max_retries} retries included"
+                f"{model}: no answer from {self.server} within {seconds:g} s "
+                f"({retries} {'retry' if retries == 1 else 'retries'})"
             ) from None
         except anthropic.APIConnectionError as e:
-            where = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-            raise ModelError(f"{model}: could not connect to {where}: {e.message}") from None
+            raise ModelError(f"{model}: could not connect to {self.server}: {brief(e.message)}") from None
         except anthropic.APIStatusError as e:
-            raise ModelError(describe_api_error(model, e)) from None
+            raise ModelError(describe_api_error(model, e, self.max_wait)) from None
         except anthropic.CredentialsError as e:  # a credentials profile named but unreadable
-            raise ModelError(f"could not load Anthropic credentials: {e}") from None
+            raise ModelError(f"could not load Anthropic credentials: {brief(str(e))}") from None
         except TypeError as e:  # the SDK found no key when it came to send the request
             if "authentication" not in str(e):
                 raise
             raise ModelError(
                 "no API key: set ANTHROPIC_API_KEY (or AGENTLAB_BACKEND=simulated to stay offline)"
             ) from None
-        latency = time.perf_counter() - started
 
-        blocks = message.content
-        tool_calls = tuple(ToolCall(b.id, b.name, dict(b.input)) for b in blocks if b.type == "tool_use")
-        if tool_calls and any(b.type in ("thinking", "redacted_thinking") for b in blocks):
-            self._raw_turns[tool_calls[0].id] = [b.to_dict(mode="json") for b in blocks]
-        u = message.usage
+    def _read(self, body: Any, model: str, latency: float) -> Completion:
+        """A Messages API body as a Completion; ValueError says how a body is not a message."""
+        if not isinstance(body, dict) or not isinstance(body.get("content"), list):
+            raise ValueError("no 'content' list")
+        text, calls = [], []
+        for block in body["content"]:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text" and isinstance(block.get("text"), str):
+                text.append(block["text"])
+            elif kind == "tool_use" and _is_call(block):
+                calls.append(ToolCall(block["id"], block["name"], dict(block["input"])))
+            elif kind in ("text", "tool_use") or not isinstance(kind, str):
+                raise ValueError(f"a content block that is not one: {brief(json.dumps(block), 60)}")
+        if calls and any(b["type"] in ("thinking", "redacted_thinking") for b in body["content"]):
+            self._raw_turns[calls[0].id] = body["content"]
+        u = body.get("usage")
+        tokens = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        counts = [u.get(name) or 0 for name in tokens] if isinstance(u, dict) else [None]
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+            raise ValueError("no token counts in 'usage'")
+        stop, named = body.get("stop_reason"), body.get("model")
         return Completion(
-            text="".join(b.text for b in blocks if b.type == "text"),
-            model=message.model or model,
+            text="".join(text),
+            model=named if isinstance(named, str) and named else model,
             backend=self.backend,
-            usage=Usage(
-                u.input_tokens,
-                u.output_tokens,
-                u.cache_read_input_tokens or 0,
-                u.cache_creation_input_tokens or 0,
-            ),
+            usage=Usage(*counts),
             latency=latency,
-            tool_calls=tool_calls,
-            stop_reason=message.stop_reason or "end_turn",
+            tool_calls=tuple(calls),
+            stop_reason=stop if isinstance(stop, str) else "end_turn",
         )
 
     def _echo_raw_turns(self, messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -232,23 +261,49 @@ class AnthropicLLM:
         return out
 
     @property
+    def server(self) -> str:
+        """The server the calls go to, as it may be printed (no credentials)."""
+        where = self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
+        if self._client is not None:
+            where = str(getattr(self._client, "base_url", "") or where)
+        return redact(where.rstrip("/"))
+
+    @property
     def client(self) -> Any:
         """The SDK client, built on first use (so no key is needed before the first call)."""
         if self._client is None:
             import anthropic
 
             api_key = self._api_key
-            local = self.base_url or os.environ.get("ANTHROPIC_BASE_URL")
-            if api_key is None and local and not os.environ.get("ANTHROPIC_API_KEY"):
-                api_key = "local-server"  # local servers want some key, and ignore its value
+            local = not is_anthropic(self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API)
+            if api_key is None and local:
+                api_key = os.environ.get("ANTHROPIC_API_KEY") or "local-server"  # some key, any value
+            http = self._http_client or anthropic.DefaultHttpxClient()
             self._client = anthropic.Anthropic(
                 api_key=api_key,
                 base_url=self.base_url,
                 max_retries=self.max_retries,
                 timeout=self.timeout,
-                http_client=self._http_client,
+                http_client=http,
+                default_headers={"x-api-key": api_key} if local and api_key else None,
             )
+            self._watch(self._client)
         return self._client
+
+    def _watch(self, client: Any) -> None:
+        """Have the SDK client's HTTP client show us every response before the SDK sees it."""
+        http = getattr(client, "_client", None)  # the httpx2.Client inside the SDK's client
+        hooks = getattr(http, "event_hooks", None)
+        if isinstance(hooks, dict):
+            http.event_hooks = {**hooks, "response": [*hooks.get("response", []), self._refuse_long_waits]}
+
+    def _refuse_long_waits(self, response: Any) -> None:
+        """On an error response, before the SDK decides to retry: a retry-after longer than
+        `max_wait` turns the retry off (`x-should-retry: false`), so the SDK never sleeps it."""
+        asked = retry_after(response.headers)
+        if response.status_code >= 400 and asked is not None and asked > self.max_wait:
+            response.headers["x-should-retry"] = "false"
+            response.headers[_ASKED_WAIT] = f"{asked:g}"
 
 
 # --- helpers, each usable (and tested) on its own --------------------------------
@@ -259,57 +314,76 @@ def api_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     The SDK's `transform_schema` closes every object (`additionalProperties: false`) and moves
     keywords the API does not enforce (minLength, minimum, ...) into descriptions. The full
-    schema is still checked on our side by `check_json`.
+    schema, and everything a schema cannot say, is checked by whoever reads the reply (for a
+    plan, `planners.LLMPlanner`).
     """
     from anthropic import transform_schema
 
     return transform_schema({k: v for k, v in schema.items() if k != "$schema"})
 
 
-def check_json(text: str, schema: Mapping[str, Any]) -> Any:
-    """Parse a model's JSON reply and validate it against `schema`; ValueError says what is wrong.
-
-    A reply wrapped in a ```json fence (some local models add one) is unwrapped first.
-    """
-    import jsonschema
-
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.split("\n", 1)[1] if "\n" in body else ""
-        body = body.rsplit("```", 1)[0].strip()
-    if not body:
-        raise ValueError("the reply was empty, not JSON")
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"the reply is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})"
-        ) from None
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise ValueError(f"at {where}: {error.message}")
-    return data
-
-
-def reask_message(problem: str) -> str:
-    """The follow-up turn that asks the model to fix a reply that did not fit the schema."""
-    return (
-        f"Your reply did not match the required JSON Schema: {problem}. "
-        "Reply again with only the corrected JSON object, no other text."
-    )
-
-
-def describe_api_error(model: str, error: Any) -> str:
-    """One line for an `anthropic.APIStatusError`: status, the API's own message, a hint."""
+def describe_api_error(model: str, error: Any, max_wait: float = MAX_WAIT) -> str:
+    """One bounded line for an `anthropic.APIStatusError`: status, the API's own message (its
+    start, if long: a 502 page can be thousands of characters), and a hint."""
     status = error.status_code
     said = getattr(error, "api_message", None) or error.message
     line = f"{model}: the API answered {status}"
-    if getattr(error, "type", None):
-        line += f" ({error.type})"
-    line += f": {said}"
-    if status in _HINTS:
+    if isinstance(getattr(error, "type", None), str):
+        line += f" ({brief(error.type, 40)})"
+    line += f": {brief(said)}"
+    headers = error.response.headers
+    if _ASKED_WAIT in headers:
+        line += (
+            f" - the server asked to wait {headers[_ASKED_WAIT]} s before a retry, and the kit waits at "
+            f"most {max_wait:g} s (AnthropicLLM's max_wait); try again later"
+        )
+    elif status == 401:
+        server = _origin(error.request.url)
+        line += f" - {server} refused the key: check ANTHROPIC_API_KEY"
+        if not is_anthropic(server):
+            line += " and which key that server expects"
+    elif status in _HINTS:
         line += f" - {_HINTS[status]}"
-    if getattr(error, "request_id", None):
-        line += f" [request id {error.request_id}]"
-    return line
+    if isinstance(getattr(error, "request_id", None), str):
+        line += f" [request id {brief(error.request_id, 60)}]"
+    return redact(line)
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """How many seconds a response asks the client to wait before retrying, read the way the SDK
+    reads it (`retry-after-ms`, then `retry-after` in seconds or as a date); None if it does not."""
+    with suppress(TypeError, ValueError):
+        return float(headers.get("retry-after-ms")) / 1000
+    with suppress(TypeError, ValueError):
+        return float(headers.get("retry-after"))
+    when = email.utils.parsedate_tz(headers.get("retry-after") or "")
+    return None if when is None else email.utils.mktime_tz(when) - time.time()
+
+
+def is_anthropic(url: str) -> bool:
+    """Whether `url` is Anthropic's own API (else a compatible server: a local one, a proxy)."""
+    import httpx2
+
+    with suppress(httpx2.InvalidURL):
+        host = httpx2.URL(str(url)).host
+        return host == "anthropic.com" or host.endswith(".anthropic.com")
+    return False
+
+
+def _origin(url: Any) -> str:
+    """scheme://host[:port] of a URL: where a request went, without credentials or path."""
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}"
+
+
+def _seconds(timeout: Any) -> float:
+    """A client's timeout in seconds: a number, or an httpx2.Timeout (its read timeout)."""
+    return timeout if isinstance(timeout, int | float) else getattr(timeout, "read", None) or 0.0
+
+
+def _is_call(block: Mapping[str, Any]) -> bool:
+    return (
+        isinstance(block.get("id"), str)
+        and isinstance(block.get("name"), str)
+        and isinstance(block.get("input"), dict)
+    )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.llm.anthropic import AnthropicLLM, configured_models
-from agentlab.llm.base import LLM
+from agentlab.llm.base import LLM, redact
 from agentlab.llm.replay import RecordingLLM, ReplayLLM
 
 BACKENDS = ("simulated", "anthropic", "replay")
@@ -66,7 +66,8 @@ def make_llm(backend: str | None = None, *, env: Mapping[str, str] | None = None
 
 
 def describe_backend(env: Mapping[str, str] | None = None) -> str:
-    """One line saying which backend is active and with which models; never shows a key."""
+    """One line saying which backend is active and with which models; never shows a key (nor a
+    password inside ANTHROPIC_BASE_URL)."""
     env = os.environ if env is None else env
     name = choose_backend(env)
     if name == "simulated":
@@ -93,4 +94,4 @@ def describe_backend(env: Mapping[str, str] | None = None) -> str:
     record = env.get("AGENTLAB_RECORD", "").strip()
     if record and name != "replay":
         line += f" Recording every call to {record}."
-    return line
+    return redact(line)

@@ -5,15 +5,75 @@ optional JSON Schema, and returns a `Completion`: the text, the parsed JSON (whe
 a schema was given), any tool calls, the token usage, the latency and the model
 name. The simulator, Claude, and a replayed recording all answer this way, so
 the rest of the kit never asks which one it is talking to.
+
+Two helpers for anything built from what a server or the environment said: `redact` hides
+credentials (a key, a URL's password), and `brief` quotes a long text in one short line.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
+
+REDACTED = "[redacted]"
+
+# What a credential looks like in text the kit prints or saves, and what replaces it: Anthropic
+# and other `sk-` keys, the token after "Bearer", the value after a name such as api_key, token
+# or password, and the user:password part of a URL (https://user:pass@host). No pattern takes a
+# quote or a backslash, so redacting a line of JSON leaves valid JSON.
+_SECRET_PATTERNS = (
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{4,}"), REDACTED),
+    (re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
+    (re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
+    (
+        re.compile(
+            r"(?i)(?<![A-Za-z_])((?:x-)?api[_-]?key|access[_-]?token|auth[_-]?token|token|password|secret)"
+            r"(\\?['\"]?\s*[:=]\s*\\?['\"]?)(?!\[redacted\])[^\s'\",;&}\\]{6,}"
+        ),
+        r"\1\2" + REDACTED,
+    ),
+    (re.compile(r"(?<=://)[^/\s@\"'<>\\?#]+@"), REDACTED + "@"),
+)
+_SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+_known_secrets: set[str] = set()  # keys handed to a backend in code (`AnthropicLLM(api_key=...)`)
+
+
+def redact(text: str) -> str:
+    """`text` with every credential in it replaced by "[redacted]": key-like strings (sk-ant-...,
+    sk-..., long bearer tokens, `api_key=...`), the user:password part of URLs, and the key
+    actually configured (ANTHROPIC_API_KEY, or one passed to a backend), whatever it looks like.
+
+    Everything the kit prints or saves that came from a server or the environment goes through
+    here: a server that echoes the key in its error message must not put it into a run's reason.
+    """
+    text = str(text)
+    configured = {os.environ.get(name, "").strip() for name in _SECRET_VARIABLES}
+    for secret in sorted(configured | _known_secrets, key=len, reverse=True):
+        if len(secret) >= 8:  # a shorter "key" would blank out ordinary words
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _SECRET_PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def brief(text: str, width: int = 200) -> str:
+    """`text` as it may be quoted in a message: redacted, on one line (whitespace collapsed),
+    and cut after `width` characters with its full length said, so that what a server sent
+    (a 502 page, a captive portal's HTML) can be named without flooding a run's reason."""
+    text = str(text)
+    flat = " ".join(redact(text).split())
+    return flat if len(flat) <= width else f"{flat[:width]}… ({len(text):,} characters)"
+
+
+def remember_secret(key: str | None) -> None:
+    """Have `redact` hide `key` too (a backend calls this with a key it was given in code)."""
+    if key and key.strip():
+        _known_secrets.add(key.strip())
 
 
 class PaidError(Exception):
@@ -32,8 +92,12 @@ def paid(error: BaseException) -> tuple[Completion, ...]:
 
 
 class ModelError(PaidError, RuntimeError):
-    """A model call failed for good (API error after retries, or output that never parsed).
-    Its `calls` are the replies paid for before it gave up (e.g. ones that never fitted the schema)."""
+    """A model call failed for good (an API error after retries, a reply that is not a message,
+    a request a replay does not hold). Its `calls` are any replies paid for before it gave up.
+    Its message is redacted: a server that echoes the key cannot put it into a run's reason."""
+
+    def __init__(self, message: str, calls: Sequence[Completion] = (), seconds: float | None = None):
+        super().__init__(redact(message), calls, seconds)
 
 
 @dataclass(frozen=True)

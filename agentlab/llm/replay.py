@@ -6,9 +6,15 @@ with the completion recorded for it. A request is found by a hash of everything 
 shapes the answer (system, messages, tools, schema, model, max_tokens), so a notebook
 that asks something new gets a clear error instead of a wrong answer.
 
+A replay answers like the simulator: the same request always gets the same answer (the
+first one recorded for it), in any order and from any thread. Two parallel steps that send
+the same request therefore get the same reply, and a replayed run is the same run every
+time, at any number of workers. (Handing out a request's recorded answers in turn would
+give them in whatever order the threads arrive.)
+
 The file is JSON Lines, one call per line: the key, the request, the completion.
-Requests and completions carry no credentials; anything that looks like an API key
-is blanked before a line is written, as a second line of defence.
+Requests and completions carry no credentials; every line goes through `base.redact`
+before it is written, as a second line of defence.
 """
 
 from __future__ import annotations
@@ -16,15 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage
-
-_KEY_LIKE = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
+from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage, brief, redact
 
 
 def request_of(
@@ -115,13 +118,14 @@ class RecordingLLM:
             ensure_ascii=False,
         )
         with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(_blank_secrets(line) + "\n")
+            f.write(redact(line) + "\n")
         return completion
 
 
 class ReplayLLM:
-    """Answers from a recording. The n-th identical request gets the n-th recorded answer
-    (the last one again once they run out); a request never recorded is a ModelError."""
+    """Answers from a recording: each request with the first answer recorded for it, every
+    time it is asked (so a replay does not depend on thread timing); a request never
+    recorded is a ModelError."""
 
     backend = "replay"
 
@@ -131,7 +135,8 @@ class ReplayLLM:
             raise FileNotFoundError(
                 f"no recording at {self.path}; record one first (see agentlab.llm.replay)"
             )
-        self._answers: dict[str, list[Completion]] = {}
+        self._answers: dict[str, Completion] = {}
+        self._calls = 0
         self.recorded_from: set[str] = set()
         with self.path.open(encoding="utf-8") as f:
             for number, line in enumerate(f, 1):
@@ -144,13 +149,12 @@ class ReplayLLM:
                 except (json.JSONDecodeError, KeyError, TypeError) as e:
                     raise ValueError(f"{self.path}, line {number}: not a recorded call ({e!r})") from None
                 self.recorded_from.add(original)
-                self._answers.setdefault(entry["key"], []).append(completion)
-        self._served: dict[str, int] = {}
-        self._lock = threading.Lock()
+                self._answers.setdefault(entry["key"], completion)
+                self._calls += 1
 
     def __len__(self) -> int:
         """How many calls the recording holds."""
-        return sum(len(answers) for answers in self._answers.values())
+        return self._calls
 
     def complete(
         self,
@@ -164,16 +168,12 @@ class ReplayLLM:
     ) -> Completion:
         request = request_of(system, messages, tools, schema, model, max_tokens)
         key = request_key(request)
-        answers = self._answers.get(key)
-        if not answers:
+        if key not in self._answers:
             raise ModelError(
                 f"this request is not in the recording {self.path} ({len(self)} calls recorded): "
                 f"{summarize(request)} [key {key}]. Record it with AGENTLAB_RECORD on a live backend."
             )
-        with self._lock:
-            n = self._served.get(key, 0)
-            self._served[key] = n + 1
-        return answers[min(n, len(answers) - 1)]
+        return self._answers[key]
 
 
 def summarize(request: Mapping[str, Any], width: int = 60) -> str:
@@ -184,8 +184,8 @@ def summarize(request: Mapping[str, Any], width: int = 60) -> str:
         content = " ".join(str(b.get("text") or b.get("content") or b.get("type")) for b in content)
     parts = [
         f"model={request['model']}",
-        f"system={_short(request['system'], width)!r}",
-        f"last {last['role']} message={_short(content, width)!r}",
+        f"system={brief(request['system'], width)!r}",
+        f"last {last['role']} message={brief(content, width)!r}",
     ]
     if request["tools"]:
         parts.append("tools=" + ",".join(t["name"] for t in request["tools"]))
@@ -201,16 +201,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
-
-
-def _blank_secrets(text: str) -> str:
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        secret = os.environ.get(name, "").strip()
-        if len(secret) >= 8:
-            text = text.replace(secret, "[redacted]")
-    return _KEY_LIKE.sub("[redacted]", text)
-
-
-def _short(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from agentlab.prompts import RESULT_TO_REPORT
+from agentlab.valid import number
 from agentlab.world.data import ENTITIES, KINDS, QUANTITIES, RELATIONS
 from agentlab.world.tools import calculate, format_number, lookup
 
@@ -352,6 +353,7 @@ def _task(task_id: str, family: str, question: Question, size: int, join: str | 
 def make_tasks(count: int = 50, seed: int = 0) -> list[Task]:
     """A reproducible mix: single lookups, chains of 2-4 hops, and fan-outs of width 2-4
     joined every way. The same (count, seed) always gives the same tasks."""
+    number(count, "make_tasks' count", minimum=0, whole=True)
     rng = random.Random(seed)
     tasks = []
     for i in range(count):

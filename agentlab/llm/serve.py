@@ -1,0 +1,400 @@
+"""`agentlab serve`: the simulator behind Anthropic's Messages API, over real HTTP on 127.0.0.1.
+
+For a class: the raw `anthropic` SDK (or curl, or the kit's Claude backend) talks to it offline
+with no key; every request and response is a real one you can read (`--log` prints each); and
+faults on demand (a 429 with `retry-after`, a 500, a 529 overload, a broken 200 body, a slow
+reply) let you watch the SDK retry and see how a run ends when a server misbehaves. The answers
+are `SimulatedLLM`'s, and say so: a reply's `model` is the simulator profile that wrote it.
+
+    server = start_server(seed=0)          # listening at once, on a free port, in a thread
+    client = anthropic.Anthropic(base_url=server.url, api_key="any")
+    client.messages.create(model="claude-haiku-5-5", max_tokens=200, messages=[...])
+    server.stop()
+
+From a shell: `agentlab serve --log`, then `export ANTHROPIC_BASE_URL=http://127.0.0.1:8765
+ANTHROPIC_API_KEY=any` in another, and the kit's `make_llm()` and any SDK client go there.
+
+**Requests.** `POST /v1/messages` with `model`, `max_tokens`, `messages` (text, `tool_use` and
+`tool_result` blocks), and optionally `system`, `tools`, and structured output as SDK 2.x sends
+it, `output_config={"format": {"type": "json_schema", "schema": ...}}` (the simulator writes
+plans for a plan schema; for another schema its reply may not fit, as a local model's may not).
+No streaming. Any key is accepted, as `x-api-key` or `Authorization: Bearer`, unless the server
+was given one (`api_key=`): then others get a 401.
+
+**Models.** A simulator profile's name means that profile; a name containing "haiku" or "small"
+means sim-small; any other sim-large. So the kit's default planner (claude-opus-...) plans on
+sim-large and its executor (claude-haiku-...) runs on sim-small.
+
+**Faults**, written `KIND[:SECONDS]`, hit every `every`-th request (`fault=`, `every=`), or one
+request that carries the header `x-agentlab-fault` (which wins):
+
+    429     rate limited, with `retry-after: SECONDS` (default 1)
+    500     an internal server error (with `retry-after` only when SECONDS is given)
+    529     overloaded (the same)
+    broken  200 with an HTML page, as a captive portal or a proxy sends
+    shape   200 with JSON of the wrong shape (an OpenAI-style chat completion)
+    slow    wait SECONDS (default 2, at most 600), then answer as usual
+
+The SDK retries 429, 500 and 529 itself (`max_retries`), waiting what `retry-after` says: a
+header fault fails every try (the header goes out again with each), `every=2` lets a retry
+through. `counts` tallies "requests", "answered" (by the simulator), "faults", each status sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from agentlab.llm.base import Completion, Tool
+from agentlab.llm.simulated import PROFILES, SimulatedLLM
+from agentlab.valid import number
+
+FAULT_HEADER = "x-agentlab-fault"
+FAULTS = ("429", "500", "529", "broken", "shape", "slow")
+MAX_SLOW = 600.0  # seconds: the longest a slow reply may wait
+MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
+
+
+def start_server(port: int = 0, **options: Any) -> SimServer:
+    """A `SimServer(port, **options)` listening on 127.0.0.1 (`port=0`: a free one; see `.url`),
+    serving from a background thread until `.stop()` (or the end of a `with` block)."""
+    return SimServer(port, **options).start()
+
+
+@dataclass(frozen=True)
+class ServerFault:
+    """One fault: its kind (one of FAULTS) and its seconds (retry-after, or how long to wait)."""
+
+    kind: str
+    seconds: float | None = None
+
+
+def parse_fault(text: str, where: str = "fault") -> ServerFault:
+    """`"429"`, `"429:0.1"`, `"slow:3"` -> a ServerFault; ValueError names what is wrong."""
+    kind, _, seconds = str(text).strip().partition(":")
+    if kind not in FAULTS:
+        raise ValueError(f"{where}: unknown fault {kind!r}; choose from {', '.join(FAULTS)} (KIND[:SECONDS])")
+    if kind in ("broken", "shape") and seconds:
+        raise ValueError(f"{where}: the fault {kind!r} takes no seconds")
+    if not seconds:
+        return ServerFault(kind, {"429": 1.0, "slow": 2.0}.get(kind))
+    try:
+        value = float(seconds)
+    except ValueError:
+        raise ValueError(f"{where}: seconds must be a number, got {seconds!r}") from None
+    most = MAX_SLOW if kind == "slow" else 86400.0
+    return ServerFault(kind, number(value, f"{where}: seconds", minimum=0, maximum=most))
+
+
+def simulator_profile(model: str) -> str:
+    """The simulator profile that answers for `model` (see the module docstring)."""
+    if model in PROFILES:
+        return model
+    return "sim-small" if any(word in model.lower() for word in ("haiku", "small")) else "sim-large"
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server sends back: status, body, headers, and a few words for the log."""
+
+    status: int
+    body: bytes
+    note: str
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+class SimServer(ThreadingHTTPServer):
+    """The simulator (`SimulatedLLM(seed, error_rate)`) behind `POST /v1/messages` on 127.0.0.1.
+
+    Listening from construction; `start()` serves from a daemon thread, `serve_forever()` from
+    this one (the CLI's way: Ctrl-C ends it); `stop()` ends either and closes the socket. `log`
+    receives one line per request. Bad settings raise ValueError; a port in use, OSError.
+    """
+
+    daemon_threads = True  # a request still being answered never keeps the process alive
+
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        seed: int = 0,
+        error_rate: float = 0.0,
+        fault: str | None = None,
+        every: int = 1,
+        api_key: str | None = None,
+        log: Callable[[str], None] | None = None,
+    ):
+        self.llm = SimulatedLLM(seed=seed, error_rate=error_rate)
+        self.fault = parse_fault(fault) if fault else None
+        self.every = number(every, "every", minimum=1, whole=True)
+        self.api_key, self.log = api_key, log
+        self.counts: Counter[str] = Counter()
+        self._lock, self._stopping = threading.Lock(), threading.Event()
+        self._thread: threading.Thread | None = None
+        super().__init__(("127.0.0.1", number(port, "port", minimum=0, maximum=65535, whole=True)), _Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_port}"
+
+    def __repr__(self) -> str:
+        fault = f", fault={self.fault}, every={self.every}" if self.fault else ""
+        return f"SimServer({self.url!r}, seed={self.llm.seed}, error_rate={self.llm.error_rate}{fault})"
+
+    def start(self) -> SimServer:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (seen within 0.05 s; a slow reply waiting is cut short) and close the socket."""
+        self._stopping.set()
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(timeout=5)
+        self.server_close()
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.counts["handler errors"] += 1  # a client gone mid-reply, say: no traceback on the console
+
+    # --- one request ------------------------------------------------------------------------
+
+    def answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> tuple[int, str, Reply]:
+        """The reply to one POST: (its number, a summary of the request, the Reply)."""
+        with self._lock:
+            self.counts["requests"] += 1
+            n = self.counts["requests"]
+        body, fault, reply = None, None, None
+        if path.split("?")[0].rstrip("/") != "/v1/messages":
+            reply = _error(404, "not_found_error", f"no endpoint {path}; this server has POST /v1/messages")
+        elif self.api_key is not None and self.api_key not in _keys(headers):
+            reply = _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
+        else:
+            body, fault, reply = _read(raw, headers)
+            if reply is None and fault is None and self.fault is not None and n % self.every == 0:
+                fault = self.fault
+        if reply is None and fault is not None:
+            if fault.kind != "slow":
+                reply = _fault_reply(fault)
+            elif self._stopping.wait(fault.seconds):
+                reply = _error(503, "api_error", "the server is stopping")
+        reply = reply or self._complete(body)
+        with self._lock:
+            self.counts[str(reply.status)] += 1
+            self.counts["faults"] += fault is not None
+        return n, _summary(body, headers), reply
+
+    def _complete(self, body: Mapping[str, Any]) -> Reply:
+        """The simulator's answer to a valid request, as a Messages API message."""
+        try:
+            with self._lock:  # one at a time, so a mistake the simulator made is this request's
+                made = len(self.llm.injected)
+                completion = self.llm.complete(**to_request(body))
+                mistake = self.llm.injected[made].kind if len(self.llm.injected) > made else ""
+                self.counts["answered"] += 1
+        except Exception as e:  # the simulator could not read this request: say so, keep serving
+            return _error(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+        message = to_message(completion, f"msg_sim_{digest}")
+        headers = (("request-id", f"req_sim_{digest}"),) + (("x-agentlab-mistake", mistake),) * bool(mistake)
+        return Reply(200, json.dumps(message).encode(), _note(completion, mistake), headers=headers)
+
+
+def to_request(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A Messages API request body as `SimulatedLLM.complete`'s arguments (its model a profile)."""
+    system = body.get("system") or ""
+    system = "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else system  # blocks
+    fmt, tools = (body.get("output_config") or {}).get("format") or {}, body.get("tools", [])
+    return {
+        "system": system,
+        "messages": body["messages"],
+        "tools": [Tool(t["name"], t.get("description", ""), t.get("input_schema", {})) for t in tools],
+        "schema": fmt.get("schema") if fmt.get("type") == "json_schema" else None,
+        "model": simulator_profile(body["model"]),
+        "max_tokens": body["max_tokens"],
+    }
+
+
+def to_message(completion: Completion, message_id: str) -> dict[str, Any]:
+    """A Completion as the Messages API's message object: a text block (when there is text), then
+    one `tool_use` block per tool call; the stop reason, usage and the model that answered."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
+    for c in completion.tool_calls:
+        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.args)})
+    u = completion.usage
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": completion.model,
+        "content": content,
+        "stop_reason": completion.stop_reason,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_creation_input_tokens": u.cache_write_tokens,
+            "cache_read_input_tokens": u.cache_read_tokens,
+        },
+    }
+
+
+# --- details ------------------------------------------------------------------------------------
+
+
+def _error(status: int, kind: str, message: str, note: str = "", wait: float | None = None) -> Reply:
+    """An error reply as the API sends one; `wait`: a retry-after header."""
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    headers = (("retry-after", f"{wait:g}"),) if wait is not None else ()
+    return Reply(status, body, note or f"{status} {kind}: {message}", headers=headers)
+
+
+_PORTAL = b"<!DOCTYPE html><html><head><title>Sign in to Wi-Fi</title></head><body><h1>Welcome!</h1>\
+<p>Accept the terms of use to continue to the internet.</p></body></html>"
+_WRONG_SHAPE = b'{"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", \
+"content": "Hello! This is not the Messages API."}, "finish_reason": "stop"}]}'
+
+
+def _fault_reply(fault: ServerFault) -> Reply:
+    """The reply a fault sends in place of an answer."""
+    if fault.kind == "broken":
+        return Reply(200, _PORTAL, "fault broken: 200 with an HTML page", "text/html; charset=utf-8")
+    if fault.kind == "shape":
+        return Reply(200, _WRONG_SHAPE, "fault shape: 200 with JSON of the wrong shape")
+    kind, message = {
+        "429": ("rate_limit_error", "Rate limited (a fault injected by agentlab serve)"),
+        "500": ("api_error", "Internal server error (a fault injected by agentlab serve)"),
+        "529": ("overloaded_error", "Overloaded (a fault injected by agentlab serve)"),
+    }[fault.kind]
+    after = f", retry-after {fault.seconds:g} s" if fault.seconds is not None else ""
+    return _error(int(fault.kind), kind, message, f"fault {fault.kind}{after}", fault.seconds)
+
+
+def _read(raw: bytes, headers: Mapping[str, str]) -> tuple[Any, ServerFault | None, Reply | None]:
+    """A request's body, the fault its header asks for, and a 400 if either is not usable."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or nested too deep
+        return None, None, _error(400, "invalid_request_error", f"the body is not JSON: {e!s:.100}")
+    try:
+        fault = parse_fault(headers[FAULT_HEADER], FAULT_HEADER) if FAULT_HEADER in headers else None
+    except ValueError as e:
+        return body, None, _error(400, "invalid_request_error", str(e))
+    problem = _problem(body)
+    return body, fault, _error(400, "invalid_request_error", problem) if problem else None
+
+
+def _keys(headers: Mapping[str, str]) -> set[str]:
+    """The keys a request presents: its x-api-key, and its Authorization bearer token."""
+    bearer = headers.get("authorization", "")
+    return {headers.get("x-api-key", ""), bearer[7:] if bearer.lower().startswith("bearer ") else ""} - {""}
+
+
+def _problem(body: Any) -> str:
+    """The first thing wrong with a request body ("" if it can be answered), as the API's 400 says."""
+    if not isinstance(body, dict):
+        return "the request body must be a JSON object"
+    if not isinstance(body.get("model"), str) or not body["model"].strip():
+        return "model: a model name is required"
+    if type(body.get("max_tokens")) is not int or body["max_tokens"] < 1:
+        return "max_tokens: a whole number >= 1 is required"
+    if body.get("stream"):
+        return "stream: agentlab serve does not stream; call messages.create without stream=True"
+    if not isinstance(system := body.get("system", ""), str) and not _objects(system, "text"):
+        return "system: must be a string or a list of text blocks"
+    if not _objects(body.get("tools", []), "name"):
+        return "tools: must be a list of objects, each with a name"
+    if not isinstance(body.get("output_config") or {}, dict):
+        return "output_config: must be an object"
+    if not isinstance(body.get("messages"), list) or not body["messages"]:
+        return "messages: a non-empty list of messages is required"
+    for i, m in enumerate(body["messages"]):
+        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
+            return f"messages.{i}: must be an object whose role is 'user' or 'assistant'"
+        if not isinstance(content := m.get("content"), str) and not _objects(content, "type"):
+            return f"messages.{i}.content: must be a string or a list of content blocks, each with a type"
+    return ""
+
+
+def _objects(value: Any, key: str) -> bool:
+    """Whether `value` is a list of JSON objects, each with a `key`."""
+    return isinstance(value, list) and all(isinstance(item, dict) and key in item for item in value)
+
+
+def _summary(body: Any, headers: Mapping[str, str]) -> str:
+    """A few words on a request for the log: model (and profile), messages, tools, schema, retry."""
+    if not isinstance(body, dict):
+        return ""
+    model = str(body.get("model", "?"))
+    parts = [f"{model} as {simulator_profile(model)}", f"{len(body.get('messages') or [])} messages"]
+    if body.get("tools"):
+        parts.append(f"{len(body['tools'])} tools")
+    if isinstance(body.get("output_config"), dict) and body["output_config"].get("format"):
+        parts.append("a JSON schema")
+    if headers.get("x-stainless-retry-count", "0") not in ("", "0"):
+        parts.append(f"retry {headers['x-stainless-retry-count']}")
+    return ", ".join(parts)
+
+
+def _note(completion: Completion, mistake: str) -> str:
+    """The log's few words on an answer: its tool calls or the start of its text, tokens, a mistake."""
+    if completion.tool_calls:
+        said = ", ".join(f"{c.name}({json.dumps(dict(c.args))[:40]})" for c in completion.tool_calls)
+    else:
+        text = " ".join(completion.text.split())
+        said = json.dumps(text[:60] + ("..." if len(text) > 60 else ""))
+    u, slip = completion.usage, f" [simulator mistake: {mistake}]" if mistake else ""
+    return f"200 {completion.stop_reason}: {said} ({u.input_tokens} in, {u.output_tokens} out){slip}"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """The HTTP side: read one request (bounded in size and time), write the server's Reply."""
+
+    server: SimServer
+    timeout = 30  # seconds a client may take to send its request
+    server_version = "agentlab-serve"
+
+    def do_POST(self) -> None:
+        try:
+            length = int(self.headers.get("content-length", ""))
+        except ValueError:
+            self._send(_error(411, "invalid_request_error", "a Content-Length header is required"))
+            return
+        if not 0 <= length <= MAX_BODY:
+            self._send(_error(413, "request_too_large", f"the request body is over {MAX_BODY} bytes"))
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        n, summary, reply = self.server.answer(self.path, headers, self.rfile.read(length))
+        if self.server.log:
+            self.server.log(f"#{n} POST {self.path} {summary} -> {reply.note}"[:300])
+        self._send(reply)
+
+    def do_GET(self) -> None:
+        text = f"agentlab serve: the simulator, not a real model, behind POST /v1/messages: {self.server!r}\n"
+        self._send(Reply(200, text.encode(), "", "text/plain; charset=utf-8"))
+
+    def _send(self, reply: Reply) -> None:
+        self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
+        self.send_header("Content-Type", reply.content_type)
+        self.send_header("Content-Length", str(len(reply.body)))
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(reply.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the server's own `log` says what happened, one line per request

@@ -1,0 +1,91 @@
+"""Every course notebook, top to bottom, on the Claude path: `AGENTLAB_BACKEND=anthropic`, with
+`ANTHROPIC_BASE_URL` at an `agentlab serve` started here and `ANTHROPIC_API_KEY=test-key`, so
+every `make_llm()` call goes through the real `anthropic` SDK over real HTTP on 127.0.0.1.
+
+A notebook fails here if any cell raises; outputs are not compared (they differ from the
+simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM(...)` themselves
+stay on the simulator, so each notebook's server counts the calls that really went over HTTP,
+and the test for a notebook that calls `make_llm()` checks that some did. The notebooks run
+side by side, each in its own kernel with its own server, to keep the suite's time down.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import time
+from concurrent import futures
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from agentlab.llm.serve import start_server
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+WORKERS = 3  # kernels at once: the kernels wait on the server (in this process) as much as they compute
+CELL_SECONDS = 120  # the longest any one cell may take
+COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
+
+
+def claude_environment(url: str) -> dict[str, str]:
+    """This process's environment, pointed at the local server and cleared of anything that
+    would send the kernel elsewhere (a recording, a replay, other models, a proxy)."""
+    drop = ("AGENTLAB_RECORD", "AGENTLAB_REPLAY", "AGENTLAB_PLANNER_MODEL", "AGENTLAB_EXECUTOR_MODEL")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    for name in ("NO_PROXY", "no_proxy"):
+        env[name] = ",".join(filter(None, ("127.0.0.1", env.get(name))))
+    return {
+        **env,
+        "AGENTLAB_BACKEND": "anthropic",
+        "ANTHROPIC_BASE_URL": url,
+        "ANTHROPIC_API_KEY": "test-key",
+    }
+
+
+def execute(path: Path) -> tuple[str, int, float]:
+    """Run one notebook in a fresh kernel against its own server: (the error, or "" if every cell
+    ran; the model calls the server answered; seconds taken)."""
+    nb = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    with start_server() as server:
+        client = NotebookClient(
+            nb,
+            timeout=CELL_SECONDS,
+            kernel_name="python3",
+            shutdown_kernel="immediate",
+            resources={"metadata": {"path": str(path.parent)}},
+        )
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        try:
+            asyncio.run(client.async_execute(env=claude_environment(server.url), **quiet))
+            error = ""
+        except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
+            error = COLOURS.sub("", f"{type(e).__name__}: {e}")
+        return error, server.counts["answered"], time.perf_counter() - started
+
+
+def code_length(path: Path) -> int:
+    """The characters of code in a notebook: a rough guide to how long it runs."""
+    return sum(len(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+
+
+@pytest.fixture(scope="module")
+def executed() -> dict[str, tuple[str, int, float]]:
+    longest_first = sorted(NOTEBOOKS, key=code_length, reverse=True)  # so none is left running alone
+    with futures.ThreadPoolExecutor(WORKERS) as pool:
+        results = dict(zip([p.name for p in longest_first], pool.map(execute, longest_first), strict=True))
+    for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
+        print(f"{name:<40} {'ERROR' if error else 'ok':<6} {calls:>5} calls over HTTP  {seconds:5.1f} s")
+    return results
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def test_the_notebook_runs_to_the_end_on_the_claude_backend(executed, path):
+    error, calls, _ = executed[path.name]
+    assert not error, f"{path.name} failed on the Claude path (through agentlab serve):\n{error}"
+    if "make_llm(" in path.read_text(encoding="utf-8"):
+        assert calls > 0, f"{path.name} builds the active backend, yet no model call reached the server"
