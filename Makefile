@@ -1,34 +1,56 @@
 # Two commands: `make lab` opens the course, `make test` runs the whole suite.
-# Both create .venv on first use and reinstall only when pyproject.toml changes.
+# Both create .venv on first use and reinstall only when pyproject.toml changes. `make lab`
+# installs the kit and what a learner needs; `make test` adds the test tools (pytest, nbval, ruff,
+# Playwright, ...).
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 # Notebooks checked by nbval: every course notebook, and the solutions once there are some.
 NOTEBOOKS := notebooks $(wildcard solutions/*.ipynb)
 LAB_ARGS ?=
 # JupyterLab refuses to run as root (containers, CI) unless told it may.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u)),--allow-root)
+# The lab opens on the start notebook, and so does the URL it prints.
+START := notebooks/00_start_here.ipynb
+# JupyterLab's settings overrides for this .venv: never ask a learner about Jupyter news.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: lab test setup lint notebooks clean
+.PHONY: lab test setup setup-test lint notebooks clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
-lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
+setup-test: $(TEST_STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)
+
+$(LAB_SETTINGS): Makefile | $(STAMP)
+	mkdir -p $(@D)
+	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $@
+
+# The kit's commands (`agentlab doctor`, `agentlab run`, ...) are on the PATH of the lab's
+# terminals: .venv/bin comes first, and a terminal is a plain shell, not a login shell that would
+# reset the PATH.
+lab: setup $(LAB_SETTINGS)
+	PATH="$(CURDIR)/$(BIN):$$PATH" VIRTUAL_ENV="$(CURDIR)/$(VENV)" $(BIN)/jupyter lab --ServerApp.root_dir=. \
+		--LabApp.default_url=/lab/tree/$(START) --ServerApp.terminado_settings=shell_command="$${SHELL:-/bin/sh}" \
+		$(ROOT_ARGS) $(LAB_ARGS)
 
 # The tests always run on the simulated backend, whatever keys this shell holds.
-test: setup lint
+test: setup-test lint
 	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest tests --nbval --nbval-current-env $(NOTEBOOKS)
 
-lint: setup
+lint: setup-test
 	$(BIN)/ruff check agentlab tests
 
 # Re-run course notebooks in place, storing fresh outputs (then review the diff).

@@ -13,7 +13,9 @@ adding one is a function and a line:
 - `planner+workers`: the same plan, every step started as soon as its inputs are ready, on as
   many workers as it can use (LLMCompiler's shape, without streaming);
 - `hierarchical`: a manager splits the task into at most two parts, and a sub-team plans and
-  runs each (`agentlab.hierarchy`, two levels).
+  runs each (`agentlab.hierarchy`, two levels);
+- `handoff`: a triage agent hands the task to one specialist, which answers it in its own loop
+  (`agentlab.handoffs`, the user's request forwarded with the transfer).
 
 `compare` runs a batch through several topologies and returns a `Comparison`, whose table
 gives accuracy, calls, tokens, cost and latency per topology, each a sum of the calls
@@ -26,10 +28,12 @@ import html
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from agentlab.agents import world_team
+from agentlab.handoffs import handoff, world_desk
 from agentlab.hierarchy import Call, Hierarchy
 from agentlab.llm.base import LLM, Completion, ModelError, Usage
 from agentlab.llm.usage import PRICES, cost
@@ -64,7 +68,8 @@ class Setup:
 @dataclass(frozen=True)
 class Outcome:
     """One task through one topology: the answer, every model call made, the virtual seconds
-    from question to answer, and how it ended ("done", "stopped" by a bound, or "failed")."""
+    from question to answer, how it ended ("done", "stopped" by a bound, or "failed"), and the
+    run behind it (a `Run`, `ReactRun`, `HandoffRun` or hierarchy node) to read its trace."""
 
     task: Task
     answer: str | None
@@ -72,6 +77,7 @@ class Outcome:
     seconds: float
     status: str = "done"
     reason: str = ""
+    run: Any = field(default=None, repr=False, compare=False)
 
     @property
     def right(self) -> bool:
@@ -111,7 +117,7 @@ def one_agent(task: Task, setup: Setup) -> Outcome:
     """ReAct: one agent, one loop, one tool at a time, the whole history in every call."""
     bounds = {"max_steps": setup.max_steps, "tool_seconds": setup.tool_seconds}
     run = react(task.question, setup.llm, model=setup.agent_model, **bounds)
-    return Outcome(task, run.answer, tuple(run.calls), run.elapsed, run.status, run.reason)
+    return Outcome(task, run.answer, tuple(run.calls), run.elapsed, run.status, run.reason, run)
 
 
 def planned(task: Task, setup: Setup, workers: int) -> Outcome:
@@ -122,7 +128,7 @@ def planned(task: Task, setup: Setup, workers: int) -> Outcome:
     run = orchestrate(task.question, planner, team, workers=workers)  # a failed plan is a failed Run
     planning = sum(c.latency for step_id, _, c in run.calls if step_id == "plan")
     seconds = round(planning + run.elapsed, 6)
-    return Outcome(task, run.deliverable, tuple(run.calls), seconds, run.status, run.reason)
+    return Outcome(task, run.deliverable, tuple(run.calls), seconds, run.status, run.reason, run)
 
 
 def plan_execute(task: Task, setup: Setup) -> Outcome:
@@ -142,7 +148,14 @@ def hierarchical(task: Task, setup: Setup) -> Outcome:
     steps = {"tool_steps": setup.tool_steps, "tool_seconds": setup.tool_seconds, "workers": setup.workers}
     team = Hierarchy(setup.llm, depth=2, branching=2, worker_model=setup.executor_model, **planners, **steps)
     node = team.solve(task.question)
-    return Outcome(task, node.answer, tuple(node.calls()), node.seconds, node.status, node.run.reason)
+    return Outcome(task, node.answer, tuple(node.calls()), node.seconds, node.status, node.run.reason, node)
+
+
+def handoffs(task: Task, setup: Setup) -> Outcome:
+    """Triage, then one specialist with the whole task; one call more than ReAct is allowed."""
+    desk = world_desk(setup.tool_seconds)
+    run = handoff(task.question, setup.llm, desk, model=setup.agent_model, max_turns=setup.max_steps + 1)
+    return Outcome(task, run.answer, tuple(run.calls), run.elapsed, run.status, run.reason, run)
 
 
 @dataclass(frozen=True)
@@ -160,6 +173,7 @@ TOPOLOGIES: dict[str, Topology] = {
         Topology("plan-execute", "planner, then the steps in order", plan_execute),
         Topology("planner+workers", "planner, then the steps in parallel", planner_workers),
         Topology("hierarchical", "manager, sub-teams that plan their parts", hierarchical),
+        Topology("handoff", "triage hands the task to one specialist", handoffs),
     )
 }
 
@@ -291,16 +305,19 @@ class Comparison:
         )
 
 
-def compare(tasks: Iterable[Task], setup: Setup, topologies: Sequence[str] | None = None) -> Comparison:
-    """Run every task through every topology named (default: all of `TOPOLOGIES`)."""
+def compare(
+    tasks: Iterable[Task], setup: Setup, topologies: Sequence[str | Topology] | None = None
+) -> Comparison:
+    """Run every task through every topology named, or given as a `Topology` (default: all of
+    `TOPOLOGIES`)."""
     tasks = list(tasks)
     if not tasks:
         raise ValueError("compare needs at least one task")
-    names = list(TOPOLOGIES) if topologies is None else list(topologies)
-    if unknown := [n for n in names if n not in TOPOLOGIES]:
+    chosen = list(TOPOLOGIES) if topologies is None else list(topologies)
+    if unknown := [n for n in chosen if not isinstance(n, Topology) and n not in TOPOLOGIES]:
         raise ValueError(f"unknown topology {unknown[0]!r}; known: {', '.join(TOPOLOGIES)}")
-    outcomes = {name: [TOPOLOGIES[name].solve(task, setup) for task in tasks] for name in names}
-    return Comparison(tasks, outcomes)
+    chosen = [t if isinstance(t, Topology) else TOPOLOGIES[t] for t in chosen]
+    return Comparison(tasks, {t.name: [t.solve(task, setup) for task in tasks] for t in chosen})
 
 
 # --- sweeps and fits --------------------------------------------------------------------------

@@ -236,3 +236,47 @@ def react_system(world: str) -> str:
 def chat_system(world: str) -> str:
     """One call with no tools: told who it is in the ReAct agent's words, then to answer."""
     return _agent(world) + " Answer the question."
+
+
+# --- handing a conversation over (notebook 07, handoffs) ---------------------------------------
+# `handoffs` names the transfer tools and writes a specialist's first message; the simulator reads
+# the tool names (which specialist it can hand over to) and, as any agent, the message.
+
+_TRANSFER = "transfer_to_"
+
+
+def transfer_tool(agent: str) -> str:
+    """The name of the tool that hands the conversation over to `agent`."""
+    return _TRANSFER + agent
+
+
+def transfer_target(tool: str) -> str | None:
+    """The agent that tool `tool` hands over to; None if it is not a transfer tool."""
+    target = tool[len(_TRANSFER) :] if tool.startswith(_TRANSFER) else ""
+    return target or None
+
+
+_REQUEST, _NOTE = "The user's request:", "Note from the {source} agent:"
+
+
+def handoff_request(note: str, source: str, intent: str | None = None) -> str:
+    """A specialist's first message after a handoff: the user's request word for word (the intent,
+    when it is forwarded), then the note of the agent that handed over."""
+    noted = f"{_NOTE.format(source=source)} {note.strip()}"
+    return f"{_REQUEST} {intent.strip()}\n\n{noted}" if intent is not None else noted
+
+
+# --- a tool result that comes with its page (notebook 07, context isolation) ---------------------
+# `react.world_tools(page_tokens=...)` writes it; the simulator reads the fact back.
+
+_SOURCE_PAGE = "\n\nSource page:\n"
+
+
+def with_page(fact: str, page: str) -> str:
+    """A tool result as a real service returns it: the fact, then the page it was read from."""
+    return f"{fact}{_SOURCE_PAGE}{page}"
+
+
+def fact_of(result: str) -> str:
+    """The fact of a tool result, without the page around it (a result without one is all fact)."""
+    return result.split(_SOURCE_PAGE, 1)[0]

@@ -12,6 +12,10 @@ handed the whole task instead of one step and all three of the world's tools. Th
 module adds the record a learner needs: each turn's thought, actions and observations,
 its tokens and virtual seconds, the transcript exactly as the model last saw it, and
 which bound stopped the loop if it did not finish.
+
+The world's lookup returns one name or number. A real service returns a page around the fact
+(a record, a JSON document, a web page); `world_tools(page_tokens=...)` gives a lookup that does,
+so that what one context has to carry can be measured (notebook 07, context isolation).
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from typing import Any
 
 from agentlab.agents import StepFailed, ToolFunction, tool_loop
 from agentlab.llm.base import LLM, Completion, Message, ModelError, assistant_message
-from agentlab.prompts import ONE_AT_A_TIME, TOGETHER, react_system
+from agentlab.prompts import ONE_AT_A_TIME, TOGETHER, react_system, with_page
 from agentlab.valid import number
-from agentlab.world import ARCHIPELAGO, FUNCTIONS, TOOLS
+from agentlab.world import ARCHIPELAGO, ENTITIES, FUNCTIONS, TOOLS, describe, find_entity
 
 REACT_SYSTEM = react_system(ARCHIPELAGO)  # then ONE_AT_A_TIME (classic ReAct) or TOGETHER
 
@@ -122,9 +126,29 @@ class ReactRun:
         )
 
 
-def world_tools(seconds: float = 0.1) -> list[ToolFunction]:
-    """The world's three tools (lookup, search, calculate), each taking `seconds` on the virtual clock."""
-    return [ToolFunction(TOOLS[name], FUNCTIONS[name], seconds) for name in ("lookup", "search", "calculate")]
+def world_tools(seconds: float = 0.1, page_tokens: int = 0) -> list[ToolFunction]:
+    """The world's three tools (lookup, search, calculate), each taking `seconds` on the virtual
+    clock. With `page_tokens` > 0 a lookup returns its fact followed by a page of about that many
+    tokens of records (the looked-up entity's first), as a web service would."""
+    number(page_tokens, "page_tokens", minimum=0, whole=True)
+    functions = dict(FUNCTIONS)
+    if page_tokens:
+        functions["lookup"] = lambda entity, attribute: with_page(
+            FUNCTIONS["lookup"](entity, attribute), record_page(entity, page_tokens)
+        )
+    return [ToolFunction(TOOLS[name], functions[name], seconds) for name in ("lookup", "search", "calculate")]
+
+
+def record_page(entity: str, tokens: int) -> str:
+    """About `tokens` tokens (4 characters each) of the world's records, one per line: the
+    entity's own first, then those after it in the records' order, from the start again if need be."""
+    names = list(ENTITIES)
+    start = names.index(find_entity(entity).name)
+    lines, size, i = [], 0, start
+    while size < 4 * tokens:
+        lines.append(describe(ENTITIES[names[i % len(names)]]))
+        size, i = size + len(lines[-1]) + 1, i + 1
+    return "\n".join(lines)[: 4 * tokens]
 
 
 def react(

@@ -1,4 +1,4 @@
-"""Model routing: the strong model where it matters, the cheap one everywhere else.
+"""Routing: the strong model where it matters, the team where it pays, and one agent elsewhere.
 
 Work can be split between a strong, expensive model and a weak, cheap one in two ways:
 
@@ -17,6 +17,11 @@ coin gets a straight line from the weak model's accuracy to the strong one's; a 
 router sends to the strong model exactly the queries only it gets right. `PairCounts`
 computes both curves, for RouteLLM's published GSM8K counts (`ROUTELLM_GSM8K`) and for
 counts measured here.
+
+Tasks can be routed between topologies too: one agent for small tasks, a team for large ones
+(the course texts' migration case). `stage_errors` reads a team's traces to say which stage of
+the chain goes wrong how often; `by_size` is the policy, a topology of its own, and `split`
+replays it on a comparison's outcomes, to choose its threshold from data without new runs.
 """
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from agentlab.compare import Outcome, Setup, compare
+from agentlab.compare import TOPOLOGIES, Comparison, Outcome, Setup, Topology, compare
 from agentlab.llm.base import LLM, Completion, Message
+from agentlab.plan import fill_in
+from agentlab.prompts import reported
 from agentlab.valid import number
-from agentlab.world import Task, steps_needed
+from agentlab.world import Task, check_answer, gold_answer, steps_needed
 
 # --- what a router could achieve -----------------------------------------------------------------
 
@@ -199,3 +206,100 @@ def route(
         label: compare(tasks, replace(setup, llm=RoutedLLM(setup.llm, choose)), [topology]).outcomes[topology]
         for label, choose in routers.items()
     }
+
+
+# --- routing tasks between topologies: the migration case ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a team's chain over a batch: how many times it ran and how often it got its own
+    part wrong (a plan that would not answer the task; a step whose output does not answer the
+    question it was asked, or that failed)."""
+
+    name: str
+    ran: int
+    wrong: int
+
+    @property
+    def rate(self) -> float:
+        return self.wrong / self.ran if self.ran else 0.0
+
+
+def stage_errors(outcomes: Sequence[Outcome]) -> dict[str, Stage]:
+    """Per stage of a planned team ("planner", then each role), read from each run's trace: the
+    planned steps, what each finished with and which failed. A step is judged by its instruction
+    with its inputs filled in, against the world's gold answer to that question, so a step given a
+    wrong input but answering what it was asked is right: the error is charged where it began."""
+    ran: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    for outcome in outcomes:
+        trace = getattr(outcome.run, "trace", None)
+        if trace is None:
+            raise ValueError(f"stage errors need a planned team's runs; {outcome.task.id} has no trace")
+        asked = {}  # step id -> (role, instruction), in plan order: the first plan's
+        for event in trace.of_kind("planned"):
+            asked.setdefault(event.step_id, (event.role, event.detail))
+        ran["planner"] += 1
+        wrong["planner"] += not _plan_answers(asked, outcome.task)
+        outputs = {e.step_id: e.detail for e in trace.of_kind("finished")}
+        for event in trace:
+            if event.kind not in ("finished", "failed") or event.step_id not in asked:
+                continue
+            role, instruction = asked[event.step_id]
+            expected = _expected(fill_in(instruction, outputs))
+            if event.kind == "finished" and expected is None:
+                continue  # a question with no answer in the records (an input was wrong): not judged
+            ran[role] += 1
+            wrong[role] += event.kind == "failed" or not check_answer(event.detail, expected)
+    return {name: Stage(name, ran[name], wrong[name]) for name in ran}
+
+
+def _expected(question: str) -> str | None:
+    """The right output for a step asked `question`: the result a report step hands over, or the
+    gold answer; None when the records cannot answer it."""
+    handed = reported(question)
+    if handed is not None:
+        return handed
+    try:
+        return gold_answer(question)
+    except ValueError:  # not a question of the world's grammar, or one the records cannot answer
+        return None
+
+
+def _plan_answers(asked: dict[str, tuple[str, str]], task: Task) -> bool:
+    """Would the plan answer the task if every step answered its own question right?"""
+    gold: dict[str, str] = {}
+    for step_id, (_, instruction) in asked.items():
+        value = _expected(fill_in(instruction, gold))
+        if value is None:
+            return False
+        gold[step_id] = value
+    return bool(gold) and task.check(list(gold.values())[-1])
+
+
+def by_size(threshold: float, below: str = "react", above: str = "planner+workers") -> Topology:
+    """A topology that sends a task to `above` when its question needs at least `threshold` steps
+    (`world.steps_needed`) and to `below` otherwise: one agent for small tasks, a team for large."""
+    for name in (below, above):
+        if name not in TOPOLOGIES:
+            raise ValueError(f"unknown topology {name!r}; known: {', '.join(TOPOLOGIES)}")
+
+    def solve(task: Task, setup: Setup) -> Outcome:
+        return TOPOLOGIES[above if steps_needed(task.question) >= threshold else below].solve(task, setup)
+
+    summary = f"{below} below {threshold:g} steps, {above} from there"
+    return Topology(f"by size >= {threshold:g}", summary, solve)
+
+
+def split(
+    comparison: Comparison, threshold: float, below: str = "react", above: str = "planner+workers"
+) -> list[Outcome]:
+    """The outcomes `by_size(threshold, below, above)` would have on the comparison's tasks, taken
+    from the two topologies' own outcomes: no new runs (the simulator answers a task the same
+    whoever routes it there)."""
+    small, large = comparison.outcomes[below], comparison.outcomes[above]
+    return [
+        large[i] if steps_needed(task.question) >= threshold else small[i]
+        for i, task in enumerate(comparison.tasks)
+    ]

@@ -4,7 +4,8 @@
 length of the longest dependency chain leading to it, so every arrow points
 right and steps in the same column could run at once. The critical path is
 drawn thick. `draw_timeline` puts a run's slots on a time axis, one row per
-worker (or per step). Both colour steps by role from one shared map and
+worker (or per step); timelines stacked on a shared time axis name it and
+list the roles once. Both colour steps by role from one shared map and
 return the matplotlib Axes, so a notebook can add to them or place them side
 by side.
 """
@@ -205,15 +206,21 @@ def draw_timeline(
             ax.text((slot.start + slot.end) / 2, row_of[slot.step_id], slot.step_id, ha="center", va="center")
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()  # worker 0 (or the first step) on top
-    ax.set_xlabel(f"time ({unit})")
     right = max(makespan(slots), 1e-9) * 1.02
     drawn = [a for a in ax.get_shared_x_axes().get_siblings(ax) if a is not ax and a.patches]
     if drawn:  # an x axis shared with timelines already drawn: one scale, wide enough for the longest
         right = max(right, drawn[0].get_xlim()[1])
     ax.set_xlim(0, right)
+    # Timelines stacked on one x axis: the lowest names it, and the roles are listed once.
+    below = [a for a in drawn if a.get_position().y0 < ax.get_position().y0]
+    ax.set_xlabel("" if below else f"time ({unit})")
+    for above in (a for a in drawn if a not in below):
+        above.set_xlabel("")
     if roles:
         shown = list(dict.fromkeys(roles[s.step_id] for s in slots if s.step_id in roles))
-        handles = [Patch(facecolor=role_colour(r), edgecolor="#222222", label=r) for r in shown]
-        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=9)
+        listed = {t.get_text() for a in drawn if a.get_legend() for t in a.get_legend().get_texts()}
+        if not set(shown) <= listed:
+            handles = [Patch(facecolor=role_colour(r), edgecolor="#222222", label=r) for r in shown]
+            ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=9)
     ax.set_title(f"makespan {makespan(slots):g} {unit}", fontsize=10)
     return ax

@@ -1,5 +1,5 @@
 """The check framework: pass, fail with a hint, stop on a stub, write down what happened for the
-grader; and, across all 27 checks, what their lines may say and what their modules may export."""
+grader; and, across all 29 checks, what their lines may say and what their modules may export."""
 
 import ast
 import importlib
@@ -133,12 +133,12 @@ def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, t
 
 def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
     assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
-    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 27
+    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 29
     with pytest.raises(KeyError, match="no exercise notebook '09'"):
         exercises_of("09")
 
 
-# --- what the checks say, across all 27 --------------------------------------------------------
+# --- what the checks say, across all 29 --------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in order; or a value and its cell)
@@ -165,6 +165,8 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "07.router-share": ("07_one_agent_or_a_team", "strong_share"),
     "07.pick": ("07_one_agent_or_a_team", "pick"),
     "07.shapes": ("07_one_agent_or_a_team", "=choice", 'check("07.shapes"'),
+    "07.threshold": ("07_one_agent_or_a_team", "choose_threshold"),
+    "07.handoff-audit": ("07_one_agent_or_a_team", "lost_requests"),
     "08.denied": ("08_guardrails", "denied"),
     "08.policy": ("08_guardrails", "clerk_only"),
     "08.sanitise": ("08_guardrails", "sanitise"),

@@ -178,7 +178,7 @@ def test_the_table_prints_and_renders_one_row_per_topology(batch):
     for name in TOPOLOGIES:
         assert name in text and f"<td>{name}</td>" in page
     assert "Means per task over 20 tasks" in text
-    names = "chat, react, plan-execute, planner+workers, hierarchical"
+    names = "chat, react, plan-execute, planner+workers, hierarchical, handoff"
     assert repr(batch) == f"Comparison(20 tasks, topologies: {names})"
 
 
@@ -249,3 +249,51 @@ def test_the_router_plot_draws_the_random_and_perfect_curves_from_the_counts(hea
     assert list(measured.get_xdata()) == [0.5]
     ax = plots.cost_quality({"by steps": [point]})
     assert list(ax.lines[0].get_xdata()) == [0.01]
+
+
+def test_every_measured_router_point_is_labelled_with_its_router(headless):
+    points = [
+        RoutePoint("steps >= 4", 0.36, 0.45, 0.855, 0.003),
+        RoutePoint("steps >= 3", 0.66, 0.77, 0.895, 0.005),
+    ]
+    ax = plots.router_curves(ROUTELLM_GSM8K, points, "measured")
+    labels = {t.get_text(): t.xy for t in ax.texts}
+    assert labels == {"steps >= 4": (0.36, 0.855), "steps >= 3": (0.66, 0.895)}
+    ax = plots.cost_quality({"by steps needed": points})
+    assert {t.get_text(): t.xy for t in ax.texts} == {
+        "steps >= 4": (0.003, 0.855),
+        "steps >= 3": (0.005, 0.895),
+    }
+
+
+def test_every_plot_has_a_title_and_each_topology_its_own_colour(batch, headless):
+    s = sweep("hops", chains, [1, 2], Setup(SimulatedLLM()), ["react"], per_x=1)
+    axes = [
+        plots.token_growth(s, {"react": fit_polynomial(s.xs, s.series("react"), 1)}),
+        plots.by_size(s, ["react"]),
+        plots.router_curves(ROUTELLM_GSM8K),
+        plots.cost_quality({"coin": [RoutePoint("coin", 0.5, 0.5, 0.8, 0.002)]}),
+        *plots.comparison_bars(batch, ("accuracy",)),
+    ]
+    assert all(ax.get_title() for ax in axes), [ax.get_title() for ax in axes]
+    colours = [plots.colour(name) for name in TOPOLOGIES]
+    assert len(set(colours)) == len(colours)  # no topology falls back to the default colour
+
+
+def test_accuracy_by_steps_draws_each_topologys_share_right_per_size(batch, headless):
+    ax = plots.accuracy_by_steps(batch, ["react", "chat"])
+    sizes = sorted({world.steps_needed(t.question) for t in batch.tasks})
+    react_line = ax.lines[0]
+    assert list(react_line.get_xdata()) == sizes
+    for size, share in zip(sizes, react_line.get_ydata(), strict=True):
+        outcomes = [o for o in batch.outcomes["react"] if world.steps_needed(o.task.question) == size]
+        assert share == pytest.approx(sum(o.right for o in outcomes) / len(outcomes))
+
+
+def test_the_context_plot_extends_the_fitted_line_until_it_passes_the_limit(headless):
+    line = fit_polynomial([1, 2, 3], [1000, 2000, 3000], 1)
+    ax = plots.context_growth([1, 2, 3], {"one agent": [1000, 2000, 3000]}, (10_000, "limit"), line)
+    measured, limit, extended = ax.lines
+    assert list(limit.get_ydata()) == [10_000, 10_000]
+    assert extended.get_xdata()[0] == 3 and extended.get_ydata()[-1] >= 10_000  # drawn on to the limit
+    assert ax.get_title() == "The largest context one call reads"

@@ -21,9 +21,10 @@ pytestmark = pytest.mark.usefixtures("no_network")  # the SDK must never reach a
 
 
 class FakeClaude:
-    """Plays the API for single-lookup questions: a two-step plan when asked for JSON, a lookup
-    when it has tools and no result yet, the result once it has one, and a report of a handed
-    result. Usage grows with the messages sent, so every call's numbers differ."""
+    """Plays the API for single-lookup questions: a two-step plan when asked for JSON, a transfer
+    to the first specialist when offered transfer tools, a lookup when it has tools and no result
+    yet, the result once it has one, and a report of a handed result. Usage grows with the
+    messages sent, so every call's numbers differ."""
 
     def __init__(self):
         self.bodies = []
@@ -40,8 +41,14 @@ class FakeClaude:
             for b in m["content"]
             if b.get("type") == "tool_result"
         ]
+        transfers = [t["name"] for t in body.get("tools", []) if t["name"].startswith("transfer_to_")]
         if "output_config" in body and "format" in body["output_config"]:
             content = [{"type": "text", "text": json.dumps(self.plan(first, body["system"]))}]
+        elif transfers:
+            call = {"note": "a population figure"}
+            content = [
+                {"type": "tool_use", "id": f"toolu_{len(self.bodies)}", "name": transfers[0], "input": call}
+            ]
         elif body.get("tools") and not results:
             attribute, entity = QUESTION.search(first).groups()
             call = {"entity": entity, "attribute": attribute}
@@ -119,9 +126,9 @@ def test_the_harness_runs_every_topology_on_claude_and_reports_the_apis_usage():
         assert all(c.backend == "anthropic" and c.model == PLANNER for c in calls)  # "sim-large": strong
         assert r.usage.input_tokens == sum(c.usage.input_tokens for c in calls)
         assert r.cost == pytest.approx(sum(cost(PLANNER, c.usage) for c in calls)) and r.cost > 0
-    assert [r.accuracy for r in comparison.rows()] == [0.0, 1.0, 1.0, 1.0, 1.0]
+    assert [r.accuracy for r in comparison.rows()] == [0.0, 1.0, 1.0, 1.0, 1.0, 1.0]
     total = sum(len(o.calls) for runs in comparison.outcomes.values() for o in runs)
-    assert total == len(api.bodies) == 1 + 2 + 2 + 2 + 4  # ...; plan + writer, twice; and at two levels
+    assert total == len(api.bodies) == 1 + 2 + 2 + 2 + 4 + 3  # ...; at two levels; triage + specialist
 
 
 def test_react_on_claude_re_sends_the_history_and_its_usage_is_the_apis():
@@ -151,3 +158,34 @@ def test_a_strong_planner_and_cheap_executors_on_claude_are_priced_apart():
     outcome = compare(TASKS, setup, ["hierarchical"]).outcomes["hierarchical"][0]
     models = {role: c.model for _, role, c in outcome.calls}
     assert models == {"manager": PLANNER, "lead": PLANNER, "writer": EXECUTOR}  # strong plans at both levels
+
+
+def test_a_handoff_on_claude_offers_transfer_tools_and_forwards_the_users_request():
+    api = FakeClaude()
+    outcome = compare(TASKS, Setup(claude(api), agent_model="sim-small"), ["handoff"]).outcomes["handoff"][0]
+    triage, first, second = api.bodies
+    assert [t["name"] for t in triage["tools"]] == ["transfer_to_researcher", "transfer_to_analyst"]
+    assert triage["tools"][0]["input_schema"]["required"] == ["note"]
+    assert "- researcher: follows chains of facts" in triage["system"]
+    assert first["messages"] == [
+        {
+            "role": "user",
+            "content": f"The user's request: {TASKS[0].question}\n\n"
+            "Note from the triage agent: a population figure",
+        }
+    ]
+    assert [t["name"] for t in first["tools"]] == ["lookup", "search"] and "You are the researcher" in first[
+        "system"
+    ]
+    assert all(b["model"] == EXECUTOR for b in api.bodies)
+    assert outcome.right and [agent for _, agent, _ in outcome.calls] == [
+        "triage",
+        "researcher",
+        "researcher",
+    ]
+    (transfer,) = outcome.run.transfers
+    assert (transfer.source, transfer.target, transfer.note) == (
+        "triage",
+        "researcher",
+        "a population figure",
+    )

@@ -1,5 +1,6 @@
 """The two commands and the two dependency lists stay honest."""
 
+import json
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tornado import ioloop, websocket
 
 try:
     import tomllib
@@ -74,25 +76,71 @@ def test_setup_is_idempotent_nothing_to_redo_once_installed():
     assert subprocess.run(["make", "-q", "setup"], cwd=ROOT).returncode == 0
 
 
+@pytest.mark.skipif(not (ROOT / ".venv" / ".installed-test").exists(), reason="needs `make test` to have run")
+def test_the_test_tools_are_not_reinstalled_either_once_installed():
+    assert subprocess.run(["make", "-q", "setup-test"], cwd=ROOT).returncode == 0
+
+
+def planned(target: str) -> str:
+    """The commands `make` would run for `target` from scratch (-B: all of them; -n: print, do not run)."""
+    made = subprocess.run(["make", "-n", "-B", target], cwd=ROOT, capture_output=True, text=True, check=True)
+    return made.stdout
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_the_lab_installs_the_kit_alone_and_the_tests_add_their_tools():
+    lab, tests = planned("setup"), planned("test")
+    assert "pip install --quiet -e ." in lab and "[test]" not in lab  # Playwright alone is 165 MB
+    assert "pip install --quiet -e '.[test]'" in tests
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+def terminal_output(port: int, command: str) -> str:
+    """What `command` prints in a new terminal of the JupyterLab at `port` (as a learner's would)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/terminals", data=b"{}", method="POST")
+    with urllib.request.urlopen(request, timeout=5) as response:
+        name = json.load(response)["name"]
+
+    async def run() -> str:
+        url = f"ws://127.0.0.1:{port}/terminals/websocket/{name}"
+        ws = await websocket.websocket_connect(url, connect_timeout=5)
+        ws.write_message(json.dumps(["stdin", f"{command}; echo END-OF-OUTPUT\r"]))
+        out = ""
+        while "END-OF-OUTPUT\r\n" not in out.replace("echo END-OF-OUTPUT", ""):
+            message = await ws.read_message()
+            if message is None:
+                break
+            kind, *content = json.loads(message)
+            out += content[0] if kind == "stdout" else ""
+        ws.close()
+        return out
+
+    return ioloop.IOLoop.current().run_sync(run, timeout=20)
+
+
 @needs_make
-def test_make_lab_starts_jupyterlab_on_the_course(tmp_path):
+def test_make_lab_starts_jupyterlab_on_the_course_with_the_kits_commands_at_hand(tmp_path):
     port = free_port()
-    args = f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token=''"
-    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path))
-    lab = subprocess.Popen(
-        ["make", "lab", f"LAB_ARGS={args}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+    args = (
+        f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token='' "
+        "--ServerApp.disable_check_xsrf=True"  # so that this test can open a terminal with a plain POST
     )
+    env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path))
+    log = tmp_path / "lab.log"
+    with log.open("w") as out:
+        lab = subprocess.Popen(
+            ["make", "lab", f"LAB_ARGS={args}"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -107,6 +155,20 @@ def test_make_lab_starts_jupyterlab_on_the_course(tmp_path):
                 time.sleep(0.5)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=5) as response:
             assert b"JupyterLab" in response.read()
+        # the URL it prints, and its front page, open the start notebook
+        start = f"http://127.0.0.1:{port}/lab/tree/notebooks/00_start_here.ipynb"
+        assert start in log.read_text()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+            assert response.url == start
+        # no "get notified about official Jupyter news?" popup: its setting is answered already
+        url = f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/apputils-extension:notification"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            notification = json.load(response)
+        default = notification["schema"]["properties"]["fetchNews"]["default"]  # the kit's override
+        assert notification["settings"].get("fetchNews", default) == "false"  # JupyterLab asks only if "none"
+        # a terminal in the lab runs the kit's own command
+        found = terminal_output(port, "command -v agentlab")
+        assert str(ROOT / ".venv" / "bin" / "agentlab") in found, found
     finally:
         try:
             os.killpg(lab.pid, signal.SIGTERM)

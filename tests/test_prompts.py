@@ -3,6 +3,7 @@ writer writes, and no other module of the kit spells the phrase out itself. The 
 schema's title, which `plan.py` writes and the simulator reads."""
 
 import ast
+import random
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from agentlab.llm import simulated
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import PLAN_SCHEMA_TITLE, Plan, Step
 from agentlab.planners import planner_prompt
-from agentlab.react import ONE_AT_A_TIME, REACT_SYSTEM
+from agentlab.react import ONE_AT_A_TIME, REACT_SYSTEM, react
 
 TEAM = world_team(SimulatedLLM())
 AGE_OF_S1 = {"entity": "$s1", "attribute": "age"}
@@ -143,6 +144,32 @@ def test_the_chat_call_is_told_who_it_is_in_the_react_agents_words():
     assert world.ARCHIPELAGO in first
 
 
+def test_a_transfer_tool_names_its_agent_and_no_other_tool_is_a_transfer():
+    assert prompts.transfer_target(prompts.transfer_tool("analyst")) == "analyst"
+    assert [prompts.transfer_target(name) for name in ("lookup", "transfer_to_", "transfer_analyst")] == [
+        None
+    ] * 3
+    assert all(prompts.transfer_target(t.name) is None for t in world.TOOLS.values())
+
+
+def test_a_handoff_request_forwards_the_request_word_for_word_and_the_simulator_answers_it():
+    task = world.chain_task(random.Random(7), 4)
+    note = "Start here: What is the origin of Emberpeat?"
+    forwarded, note_only = (prompts.handoff_request(note, "triage", i) for i in (task.question, None))
+    assert forwarded.startswith(f"The user's request: {task.question}\n\n") and forwarded.endswith(note)
+    assert note_only == f"Note from the triage agent: {note}"
+    assert react(forwarded, SimulatedLLM()).answer == task.answer
+    assert react(note_only, SimulatedLLM()).answer == world.lookup(
+        "Emberpeat", "origin"
+    )  # the note's question
+
+
+def test_a_fact_is_read_back_from_its_page_and_a_result_without_one_is_all_fact():
+    page = "Varra (island): population 2140\nOstmere (island): population 3875"
+    assert prompts.fact_of(prompts.with_page("2140", page)) == "2140"
+    assert prompts.fact_of("Jory Pike") == "Jory Pike" and prompts.fact_of("") == ""
+
+
 def test_no_other_module_spells_a_phrase_out():
     phrases = [
         prompts.FAILURE_REPORT,
@@ -155,6 +182,9 @@ def test_no_other_module_spells_a_phrase_out():
         "(tools: ",
         "did you mean",
         prompts.NO_ENTITY,
+        "transfer_to_",
+        "The user's request:",
+        "Source page:",
     ]
     package = Path(agentlab.__file__).parent
     for path in package.rglob("*.py"):

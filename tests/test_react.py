@@ -138,3 +138,21 @@ def test_the_record_prints_and_renders_every_turn():
     text, page = str(run), run._repr_html_()
     assert text.count("turn ") == 3 and "lookup(" in text and f"Answer: {run.answer}" in text
     assert page.count("<tr>") == 3 + 1 and "agentlab-react" in page
+
+
+def test_a_lookup_with_pages_returns_the_fact_then_its_page_and_the_agent_reads_the_fact():
+    paged = {t.name: t for t in world_tools(page_tokens=300)}
+    result = paged["lookup"]({"entity": "Varra", "attribute": "population"})
+    fact, page = result.split("\n\nSource page:\n")
+    assert fact == world.lookup("Varra", "population") and page.startswith("Varra (island): population")
+    assert len(page) == 4 * 300  # about 300 tokens of records
+    task = chain(4, seed=7)
+    plain, heavy = (
+        react(task.question, SimulatedLLM()),
+        react(task.question, SimulatedLLM(), tools=paged.values()),
+    )
+    assert heavy.answer == plain.answer == task.answer
+    growth = [b.input_tokens - a.input_tokens for a, b in pairwise(heavy.turns)]
+    assert all(g >= 300 for g in growth)  # every page stays in the one context
+    with pytest.raises(ValueError, match="page_tokens must be a whole number >= 0"):
+        world_tools(page_tokens=-5)

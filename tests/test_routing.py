@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from agentlab import world
-from agentlab.compare import Setup, compare
+from agentlab import prompts, world
+from agentlab.compare import Outcome, Setup, compare
 from agentlab.llm import SimulatedLLM, usage_report
 from agentlab.llm.simulated import PROFILES, TYPICAL_STEPS
 from agentlab.routing import (
@@ -16,11 +16,15 @@ from agentlab.routing import (
     RoutedLLM,
     at_random,
     by_difficulty,
+    by_size,
     perfect_router,
     random_router,
     route,
     route_point,
+    split,
+    stage_errors,
 )
+from agentlab.trace import Event, Run, Trace
 
 
 def test_steps_needed_counts_lookups_and_the_join():
@@ -168,3 +172,95 @@ def test_a_strong_planner_with_cheap_executors_costs_less_than_strong_everywhere
     assert by_model["sim-large"].calls == len(tasks)  # one plan per task
     assert mixed["planner+workers"].cost < 0.6 * strong.cost
     assert mixed["planner+workers"].accuracy == strong.accuracy == 1.0
+
+
+# --- routing tasks between topologies: the migration case ------------------------------------------
+
+MIGRATIONS = [world.single_task(random.Random(i), f"s{i}") for i in range(6)]
+MIGRATIONS += [world.chain_task(random.Random(i), 6, f"c{i}") for i in range(3)]
+MIGRATIONS += [world.fanout_task(random.Random(i), 6, "total", f"f{i}") for i in range(3)]
+
+
+def traced(task, *events):
+    """An outcome whose run's trace holds `events`: (kind, step id, role, detail)."""
+    trace = Trace([Event(0.0, kind, step_id, role, (), detail) for kind, step_id, role, detail in events])
+    return Outcome(task, None, (), 0.0, run=Run(task.question, None, trace=trace))
+
+
+AGE = world.Task(
+    "t1",
+    "chain",
+    "What is the age of the governor of Varra?",
+    world.gold_answer("What is the age of the governor of Varra?"),
+    2,
+)
+GOVERNOR = world.lookup("Varra", "governor")
+OTHER = next(n for n, e in world.ENTITIES.items() if e.kind == "person" and n != GOVERNOR)
+PLAN = [
+    ("planned", "s1", "researcher", "Who is the governor of Varra?"),
+    ("planned", "s2", "researcher", "What is the age of $s1?"),
+    ("planned", "s3", "writer", prompts.report_instruction(AGE.question, "$s2")),
+]
+
+
+def test_stage_errors_charge_a_mistake_to_the_step_that_made_it_not_to_those_after():
+    wrong_first = traced(
+        AGE,
+        *PLAN,
+        ("finished", "s1", "researcher", OTHER),  # the wrong governor
+        ("finished", "s2", "researcher", world.lookup(OTHER, "age")),  # right, for the question it was asked
+        ("finished", "s3", "writer", world.lookup(OTHER, "age")),
+    )
+    stages = stage_errors([wrong_first])
+    assert {name: (s.ran, s.wrong) for name, s in stages.items()} == {
+        "planner": (1, 0),
+        "researcher": (2, 1),
+        "writer": (1, 0),
+    }
+    assert stages["researcher"].rate == 0.5
+
+
+def test_a_plan_that_stops_early_is_the_planners_error_and_a_failed_step_its_roles():
+    early = traced(AGE, *PLAN[:1], ("finished", "s1", "researcher", GOVERNOR))  # answers the governor
+    failed = traced(
+        AGE, *PLAN, ("finished", "s1", "researcher", GOVERNOR), ("failed", "s2", "researcher", "x")
+    )
+    unreadable = traced(  # a step asked about something the records do not hold is not judged
+        AGE, *PLAN, ("finished", "s1", "researcher", "Nobody"), ("finished", "s2", "researcher", "40")
+    )
+    stages = stage_errors([early, failed, unreadable])
+    assert (stages["planner"].ran, stages["planner"].wrong) == (3, 1)
+    assert (stages["researcher"].ran, stages["researcher"].wrong) == (4, 2)  # the failed s2, the wrong s1
+
+
+def test_stage_errors_on_real_runs_are_nothing_without_errors_and_need_a_trace():
+    tasks = world.make_tasks(10, seed=1)
+    clean = compare(tasks, Setup(SimulatedLLM(), tool_steps=False), ["planner+workers"])
+    stages = stage_errors(clean.outcomes["planner+workers"])
+    assert stages["planner"].ran == 10 and all(s.wrong == 0 for s in stages.values())
+    assert sum(s.ran for s in stages.values()) == 10 + sum(
+        len(o.run.outputs) for o in clean.outcomes["planner+workers"]
+    )
+    with pytest.raises(ValueError, match="stage errors need a planned team's runs; t01 has no trace"):
+        stage_errors(compare(tasks[:1], Setup(SimulatedLLM()), ["react"]).outcomes["react"])
+
+
+def test_routing_by_size_sends_small_tasks_to_one_agent_and_large_ones_to_the_team():
+    tasks = [world.single_task(random.Random(1)), world.chain_task(random.Random(2), 5)]
+    setup = Setup(
+        SimulatedLLM(seed=0, error_rate=0.1, model="sim-small"),
+        agent_model="sim-small",
+        planner_model="sim-small",
+        executor_model="sim-small",
+        tool_steps=False,
+    )
+    hybrid = by_size(3)
+    assert hybrid.name == "by size >= 3" and "react below 3 steps" in hybrid.summary
+    both = compare(tasks, setup, ["react", "planner+workers", hybrid])
+    mixed = both.outcomes["by size >= 3"]
+    assert mixed[0].calls == both.outcomes["react"][0].calls  # 1 step: one agent
+    assert mixed[1].calls == both.outcomes["planner+workers"][1].calls  # 5 steps: the team
+    assert split(both, 3) == mixed  # replayed from the two topologies' outcomes, no new runs
+    assert split(both, 1) == both.outcomes["planner+workers"] and split(both, 6) == both.outcomes["react"]
+    with pytest.raises(ValueError, match="unknown topology 'team'"):
+        by_size(3, above="team")

@@ -68,7 +68,7 @@ def test_it_is_named_as_a_simulator_everywhere_it_shows():
     assert "simulator" in repr(llm) and "seed=3" in repr(llm) and "error_rate=0.1" in repr(llm)
     completion = turn(llm, "What is the population of Varra?")
     assert completion.backend == "simulated" == llm.backend
-    assert completion.model == "sim-large" and set(PROFILES) == {"sim-large", "sim-small"}
+    assert completion.model == "sim-large" and all(name.startswith("sim-") for name in PROFILES)
 
 
 def test_bad_settings_are_refused_with_the_reason():

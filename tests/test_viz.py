@@ -139,3 +139,21 @@ def test_timelines_on_a_shared_axis_keep_room_for_the_longest_run():
     draw_timeline(two, ax)  # on its own axis the scale fits its own run
     assert ax.get_xlim()[1] == pytest.approx(two.elapsed * 1.02)
     plt.close("all")
+
+
+def test_stacked_timelines_on_a_shared_axis_name_it_and_show_the_roles_once():
+    plan = stub_planner("Write a short report on planning agents.")
+    one, two = run_plan(plan, STUB_TEAM, workers=1), run_plan(plan, STUB_TEAM, workers=2)
+    for order in ((0, 1), (1, 0)):  # whichever is drawn first
+        fig, axes = plt.subplots(2, 1, sharex=True)
+        for i in order:
+            draw_timeline((one, two)[i], axes[i])
+        top, bottom = axes
+        assert (top.get_xlabel(), bottom.get_xlabel()) == ("", "time (virtual s)")
+        assert [ax.get_legend() is not None for ax in axes].count(True) == 1
+        assert "makespan 8" in top.get_title() and "makespan 6" in bottom.get_title()  # each says its own
+    fig, (left, right) = plt.subplots(1, 2)  # side by side, not sharing: each is a whole picture
+    draw_timeline(one, left)
+    draw_timeline(two, right)
+    assert left.get_xlabel() == right.get_xlabel() == "time (virtual s)"
+    assert left.get_legend() is not None and right.get_legend() is not None

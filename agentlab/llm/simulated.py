@@ -1,7 +1,7 @@
 """A simulated LLM: a deterministic stand-in that does the kit's work the way a competent model would.
 
 It is a simulator, not a model, and says so everywhere (`backend = "simulated"`, its repr, the
-model names "sim-large" and "sim-small"). It answers the same requests a real model gets,
+model names "sim-large", "sim-small" and "sim-planner"). It answers the same requests a real model gets,
 recognising each by its structure: a request with a JSON Schema titled `plan.PLAN_SCHEMA_TITLE`
 asks for a **plan** (a **replan** when a user message holds a failure report), and anything else
 is an **agent turn** (an executor's tool loop, a writer's report, a single ReAct agent). This
@@ -15,6 +15,13 @@ that rate whatever it is asked; the small one more often the more a request asks
 rarely as the large model on a one-step request, 3x as often on a typical three-step one, 6x on
 a six-step plan (steps counted by `world.steps_needed`), which is what makes routing the easy
 requests to it pay. Every mistake is recorded in `injected`, to explain a run afterwards.
+
+**A planner trained for planning** (notebook 04). "sim-planner" models the specialist of
+Plan-and-Act (Erdogan et al., 2025): a small model trained on plans. On a plan or a replan it
+slips a quarter as often as the large model, however many steps the plan has; that is all its
+training buys. It knows no more of the world (when it does not slip, its plans are the other
+profiles' plans, word for word), and on agent turns it is an ordinary small model, with
+"sim-small"'s slips. It is quicker than the large model and priced between the two.
 
 **Planted instructions** (notebook 08). With `injection_susceptibility` > 0 it models a model
 that can be talked into things: when the newest message it reads spells out a call to one of
@@ -65,9 +72,13 @@ class Profile:
     error_factor: float  # multiplies the error rate you set (capped at 1)
     summary: str
     scales_with_steps: bool = False  # error_factor is then for a request of TYPICAL_STEPS steps
+    plan_error_factor: float | None = None  # on plans and replans, of any length, if it differs
 
-    def errs_times(self, steps: int) -> float:
-        """How many times the set error rate this model slips at, on a request needing `steps`."""
+    def errs_times(self, steps: int, planning: bool = False) -> float:
+        """How many times the set error rate this model slips at, on a request needing `steps`
+        (a plan or a replan when `planning`)."""
+        if planning and self.plan_error_factor is not None:
+            return self.plan_error_factor
         if not self.scales_with_steps:
             return self.error_factor
         return max(1.0, self.error_factor * steps / TYPICAL_STEPS)
@@ -76,6 +87,10 @@ class Profile:
 PROFILES = {
     "sim-large": Profile("sim-large", 1.2, 40.0, 1.0, "accurate, slow, expensive"),
     "sim-small": Profile("sim-small", 0.4, 120.0, 3.0, "cheaper, faster, more errors", True),
+    "sim-planner": Profile(
+        "sim-planner", 0.6, 90.0, 3.0, "trained for planning: few slips on plans, a small model's elsewhere",
+        True, plan_error_factor=0.25,
+    ),
 }
 
 
@@ -96,7 +111,7 @@ class InjectedError:
 
 class SimulatedLLM:
     """The kit's offline model. `error_rate` is the chance per call of one of `error_kinds`
-    (all kinds by default); `model` is the default profile, "sim-large" or "sim-small"."""
+    (all kinds by default); `model` is the default profile, one of `PROFILES`."""
 
     backend = "simulated"
 
@@ -140,19 +155,21 @@ class SimulatedLLM:
         model: str | None = None,
         max_tokens: int = 1024,
     ) -> Completion:
+        number(max_tokens, "max_tokens", minimum=1, whole=True)
         profile = _profile(model or self.model)
         specs = [[t.name, t.description, t.input_schema] for t in tools]
         request = _compact([system, list(messages), specs, schema, max_tokens])
         digest = hashlib.sha256(f"{self.seed}\x00{profile.name}\x00{request}".encode()).hexdigest()
         rng = random.Random(int(digest[:16], 16))
         seen = _read(system, messages, tools)
-        rate = min(1.0, self.error_rate * profile.errs_times(steps_needed(seen.request)))
+        planning = _is_plan_request(schema)
+        rate = min(1.0, self.error_rate * profile.errs_times(steps_needed(seen.request), planning))
         # drawn first, always, so the rate alone decides it; a call that errs may make these mistakes
         kinds = self.error_kinds if rng.random() < rate else ()
         # its own draw, from another part of the hash, so the error draws above stay as they were
         obeys = random.Random(int(digest[16:32], 16)).random() < self.injection_susceptibility
 
-        if _is_plan_request(schema):
+        if planning:
             kind = "replan" if seen.report else "plan"
             reply = plan_reply(seen, schema, kinds, rng, obeys)
         else:

@@ -44,6 +44,7 @@ PRICES: dict[str, Price] = {
     "claude-haiku-5-5": Price(0.10, 0.50, 0.01, 0.125, "for prompts up to 100k tokens; longer ones cost 5x"),
     "sim-large": Price(3.00, 15.00, 0.30, 3.75, "invented for the simulator"),
     "sim-small": Price(0.25, 1.25, 0.025, 0.3125, "invented for the simulator"),
+    "sim-planner": Price(0.80, 4.00, 0.08, 1.00, "invented for the simulator"),
 }
 
 

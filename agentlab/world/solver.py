@@ -4,7 +4,13 @@ An agent turn is an executor's tool loop, a writer's report or a single ReAct ag
 the first user message, the tools offered are what it may call, and the inputs it was handed
 and the tool results so far are all it knows. It calls a tool when it lacks a fact (every
 independent lookup at once, or only the first if told to call one tool at a time) and answers
-when it has them all. When it cannot get there it says so, rather than make something up.
+when it has them all. When it cannot get there it says so, rather than make something up. A tool
+result that comes with the page it was read from is read for its fact (`prompts.fact_of`).
+
+A **triage turn** (notebook 07's handoffs) is a turn offered transfer tools: it hands the question
+to the specialist (a team line in its system prompt) that holds the tools the question needs, the
+fewest such, with a note saying where to start: the first fact to find, as a question. It does
+not repeat the request in the note: a specialist that shares the conversation has it already.
 `world.mistakes` spoils the turn when the simulator has drawn an error for the call; a model that
 obeys a planted note (notebook 08) makes the call the note spells out instead.
 
@@ -21,11 +27,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.prompts import asks_one_at_a_time, read_step_request, reported, suggested_lookup
+from agentlab.prompts import (
+    asks_one_at_a_time,
+    fact_of,
+    read_step_request,
+    read_team,
+    reported,
+    suggested_lookup,
+    transfer_target,
+    transfer_tool,
+)
 from agentlab.world.injection import call_text, planted_call, without_injections
 from agentlab.world.mistakes import Call, spoil_turn
 from agentlab.world.tasks import (
     Arithmetic,
+    AttributeOf,
+    Difference,
     Extreme,
     Lookup,
     Name,
@@ -34,6 +51,7 @@ from agentlab.world.tasks import (
     Total,
     label,
     parse_question,
+    render,
 )
 from agentlab.world.tools import ToolError, calculate, name_key
 
@@ -68,6 +86,8 @@ def turn_reply(seen: Conversation, kinds: tuple[str, ...], rng: random.Random, o
         detail = f"called {call_text(name, args)}, as a note it had just read asked"
         return Reply(f"The records ask me to call {name} first.", [planted], ("followed_injection", detail))
     goal, inputs = read_step_request(seen.request)
+    if any(transfer_target(name) for name in seen.tools):
+        return _triage(goal.strip(), seen)
     knowledge = _Knowledge(seen.results, seen.tools)
     try:
         answer, calls = _solve(goal.strip(), inputs, knowledge), []
@@ -110,7 +130,7 @@ class _Knowledge:
             if failed:
                 self.failures[key] = text
             else:
-                data = without_injections(text)  # a planted note is not data
+                data = fact_of(without_injections(text))  # a planted note, or the page around, is not data
                 self.facts[key] = data
                 self.found.append(data)
 
@@ -231,3 +251,55 @@ def _answer_unreadable(goal: str, inputs: list[str], knowledge: _Knowledge) -> s
         if key not in knowledge.failures:
             raise _Need([("search", {"query": query})])
     raise _Stuck("I cannot answer that with the tools and information I have.")
+
+
+# --- triage: which specialist, and where to start ----------------------------------------------
+
+START_HERE = "Start here:"  # how the triage's note begins
+
+
+def _triage(goal: str, seen: Conversation) -> Reply:
+    """Hand the question to the specialist that holds the tools it needs (the fewest such), with a
+    note of the first fact to find; say so when no specialist on offer can take it."""
+    team = read_team(seen.system)  # specialist -> its tools, from the team lines
+    targets = [t for t in (transfer_target(name) for name in seen.tools) if t]
+    try:
+        question = parse_question(goal)
+    except QuestionError:
+        question = None
+    needs = _needs(question)
+    able = [t for t in targets if needs <= set(team.get(t, ()))]
+    if not able:
+        return Reply(f"None of the specialists I can hand over to ({', '.join(targets)}) can answer that.")
+    target = min(able, key=lambda t: len(team[t]))  # the first of the fewest tools
+    first = goal if question is None else _first_fact(question)
+    note = {"note": f"{START_HERE} {first}"}
+    return Reply(f"I'll hand this to the {target}.", [(transfer_tool(target), note)])
+
+
+def _needs(question) -> set[str]:
+    """The tools a question takes: lookups unless every value is given, arithmetic for a sum, a
+    difference or a calculation; a search for what is not a question of the world's grammar."""
+    if question is None:
+        return {"search"}
+    needs = {"calculate"} if isinstance(question, Total | Difference | Arithmetic) else set()
+    given = isinstance(question, Arithmetic) or (
+        not isinstance(question, Lookup) and all(item.value for item in question.items)
+    )
+    if not given:
+        needs.add("lookup")
+    return needs
+
+
+def _first_fact(question) -> str:
+    """The first fact a question needs, as a question: a chain's innermost hop, a fan-out's first
+    item not given; the question itself when it needs no lookup first."""
+    if isinstance(question, Lookup):
+        phrase = question.phrase
+    elif isinstance(question, Arithmetic) or all(item.value for item in question.items):
+        return render(question)
+    else:
+        phrase = AttributeOf(question.attribute, next(item for item in question.items if not item.value))
+    while isinstance(phrase.of, AttributeOf):
+        phrase = phrase.of
+    return render(Lookup(phrase))
