@@ -18,6 +18,7 @@ The modules, in the order the notebooks build them (each one idea; read run.py f
 - 06  experiments (the p^n law: algebra, Monte Carlo, measurement)
 - 07  react (one agent), compare (topologies side by side), routing, handoffs, plots
 - 08  guardrails (permissions, approvals, audit), hijack (injection experiments)
+- 09  cluster (steps and whole tasks on a Dask cluster: local_cluster, run_tasks)
 - and course/, off the learner's path: building, checking and grading exercises,
   the checks per notebook, the `agentlab` command
 """

@@ -7,12 +7,20 @@ the seconds taken, and the failure if there was one) and never raises: an agent'
 exception is a failure like any other, and a `PaidError` keeps the calls it paid for.
 
 Where an attempt runs: `InPlace` runs it in the caller's thread (one worker, no time limit),
-`Daemons` on a thread of its own that the run can walk away from (see its docstring).
+`Daemons` on a thread of its own that the run can walk away from (see its docstring), or any
+`concurrent.futures` pool the caller passes, a Dask cluster's (`client.get_executor()`) among
+them. The loop hands an attempt over with `submit` and reads it back with `outcome`, which
+turn what only a pool of other processes can do into failed attempts with a reason: an agent
+that cannot be pickled to travel there ("the writer agent cannot be sent to a worker: it holds
+`lock` ..."), a worker that died mid-step, a cancelled future. Recovery then takes over.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import math
+import pickle
 import threading
 import time
 from collections.abc import Mapping
@@ -70,6 +78,102 @@ def attempt(
         if real_clock:
             time.sleep(fault.seconds)
     return Attempt(output, work.calls, seconds, inspect(planned, output, context, checks), forced)
+
+
+def submit(pool: futures.Executor, agent: Agent, *args: Any) -> futures.Future:
+    """Hand `attempt(agent, *args)` to `pool`. If the pool refuses it (a Dask client cannot
+    pickle the agent, say), the future holds a failed attempt saying why, not an exception."""
+    try:
+        with _quiet("distributed.protocol.pickle"):  # its traceback is replaced by our reason
+            return pool.submit(attempt, agent, *args)
+    except Exception as error:  # noqa: BLE001 - any refusal fails the attempt, with its reason
+        future: futures.Future = futures.Future()
+        reason = cannot_travel(agent, *args) or f"the pool refused it ({type(error).__name__}: {error})"
+        future.set_result(Attempt(None, (), 0.0, Failure("error", reason)))
+        return future
+
+
+def outcome(future: futures.Future, timeout: float | None = None) -> Attempt:
+    """The `Attempt` a future holds, waiting at most `timeout` s (then `futures.TimeoutError`).
+    `attempt` never raises, so an exception here comes from the pool, and becomes a failed
+    attempt that says so. The calls a dead worker made are lost with it: not counted."""
+    try:
+        return future.result(timeout)
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - all but the wait running out
+        if isinstance(error, futures.TimeoutError) and not future.done():
+            raise
+        return Attempt(None, (), 0.0, Failure("error", pool_failure(error)))
+
+
+def pool_failure(error: BaseException) -> str:
+    """What went wrong with an attempt's future, in words."""
+    name, said = type(error).__name__, str(error).split(". ")[0]
+    if name == "KilledWorker":  # Dask's: the worker's process died running it
+        return f"the worker running it died ({name}: {said})"
+    if isinstance(error, futures.CancelledError):
+        return f"the pool cancelled it ({name})"
+    if isinstance(error, pickle.PicklingError) or "pickle" in said or "serializ" in said:
+        return f"it could not travel to or from the worker ({name}: {said})"
+    return f"the pool could not run it ({name}: {said})"
+
+
+ARGUMENTS = ("step", "step", "context", "checks", "fault")  # what `attempt` takes after the agent
+
+
+def cannot_travel(agent: Agent, *args: Any) -> str | None:
+    """What in an attempt cannot be pickled (by cloudpickle, as Dask does), in words naming it,
+    or None if everything can. For the agent, the variable its function holds that cannot."""
+    try:
+        import cloudpickle  # comes with dask; only a pool that failed gets here
+
+        dumps = cloudpickle.dumps
+    except ImportError:  # pragma: no cover - without dask, plain pickle
+        dumps = pickle.dumps
+
+    def problem(value: Any) -> str | None:
+        try:
+            dumps(value)
+        except Exception as error:  # noqa: BLE001 - whatever the pickler says is the reason
+            return f"{type(error).__name__}: {error}"
+        return None
+
+    how = ("everything a step needs is pickled to the worker: create what cannot travel (a lock, "
+           "an open file, a live client) inside the agent's function, or run this team on threads")
+    if said := problem(agent):
+        for name, value in _held(agent):
+            if inner := problem(value):
+                said = f"it holds `{name}` ({type(value).__name__}), which cannot be pickled ({inner})"
+                break
+        return f"the {agent.role} agent cannot be sent to a worker: {said}; {how}"
+    for name, value in zip(ARGUMENTS, args, strict=False):
+        if said := problem(value):
+            return f"the step's {name} cannot be sent to a worker: {said}; {how}"
+    return None
+
+
+def _held(agent: Agent) -> list[tuple[str, Any]]:
+    """The variables an agent's function closes over, then the agent's own fields, by name."""
+    act = getattr(agent, "act", None)
+    names, cells = getattr(act, "__code__", None), getattr(act, "__closure__", None) or ()
+    held = []
+    for name, cell in zip(names.co_freevars if names else (), cells, strict=False):
+        with contextlib.suppress(ValueError):  # an empty cell holds nothing
+            held.append((name, cell.cell_contents))
+    fields = vars(agent) if hasattr(agent, "__dict__") else {}
+    return held + [(f"{agent.role}.{name}", value) for name, value in fields.items() if name != "act"]
+
+
+class _quiet:
+    """Silence one logger for the length of a `with` block."""
+
+    def __init__(self, name: str):
+        self.logger = logging.getLogger(name)
+
+    def __enter__(self) -> None:
+        self.was, self.logger.disabled = self.logger.disabled, True
+
+    def __exit__(self, *exc: Any) -> None:
+        self.logger.disabled = self.was
 
 
 @dataclass(eq=False)

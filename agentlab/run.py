@@ -43,7 +43,7 @@ from typing import Any
 from agentlab import checkpoint as checkpoints
 from agentlab import recovery as recoveries
 from agentlab.agents import STUB_TEAM, Agent
-from agentlab.attempt import Attempt, Daemons, InPlace, Job, attempt
+from agentlab.attempt import Attempt, Daemons, InPlace, Job, outcome, submit
 from agentlab.budget import Budget, spent
 from agentlab.faults import Fault, first_hit
 from agentlab.llm.base import ModelError, paid, redact
@@ -220,7 +220,7 @@ class _Loop:
         context = {dep: run.outputs[dep] for dep in planned.depends_on}
         fault = first_hit(self.faults, planned.id, step.role, n) if self.faults else None
         args = (self.team[step.role], step, planned, context, self.checks, fault, n, self.clock.real)
-        future = self.pool.submit(attempt, *args)
+        future = submit(self.pool, *args)
         if self.clock.real:
             future.add_done_callback(self.ended.put)
         order = self.scheduler.index[planned.id]
@@ -235,7 +235,7 @@ class _Loop:
         for job in self.running:
             if job.end is None:
                 try:  # wait for it to report (with a time limit, not for ever: see the docstring)
-                    result: Attempt = job.future.result(job.wait())
+                    result = outcome(job.future, job.wait())
                 except futures.TimeoutError:  # it is abandoned
                     real = f" (no report after {WALL_FACTOR * timeout:g} s of real time)"
                     job.end, job.late = job.start + timeout, real
@@ -267,7 +267,7 @@ class _Loop:
         """Record an attempt that ended: keep a good output, or hand a failure on."""
         run, step, now = self.run, job.planned, self.clock.now
         run.slots.append(Slot(step.id, job.worker, job.start, now))
-        result: Attempt | None = job.future.result() if job.future.done() else None
+        result: Attempt | None = outcome(job.future) if job.future.done() else None
         if result is not None:  # even an attempt that ran out of time has paid for its calls
             run.calls += [(step.id, job.step.role, c) for c in result.calls]
         if job.late is not None:  # it took too long, or never came back in time

@@ -92,7 +92,7 @@ def overhead() -> bool:
     ok = True
     for what, label in (
         ("schedule", "virtual_schedule (policy only)"),
-        ("validate", "Plan validation (run_plan redoes)"),
+        ("validate", "Plan validation (once, at build)"),
         ("virtual", "run_plan, virtual clock"),
         ("real", "run_plan, wall clock"),
     ):

@@ -14,7 +14,8 @@ mistake: a broken plan, a misspelt argument, a made-up answer, ...). The large m
 that rate whatever it is asked; the small one more often the more a request asks of it: as
 rarely as the large model on a one-step request, 3x as often on a typical three-step one, 6x on
 a six-step plan (steps counted by `world.steps_needed`), which is what makes routing the easy
-requests to it pay. Every mistake is recorded in `injected`, to explain a run afterwards.
+requests to it pay. Every mistake is recorded in `injected`, to explain a run afterwards
+(in the process that made the call: on a Dask worker, the worker's copy keeps them).
 
 **A planner trained for planning** (notebook 04). "sim-planner" models the specialist of
 Plan-and-Act (Erdogan et al., 2025): a small model trained on plans. On a plan or a replan it
@@ -134,6 +135,19 @@ class SimulatedLLM:
         self.model = _profile(model).name
         self.injection_susceptibility = injection_susceptibility
         self.injected: list[InjectedError] = []  # appended to by every call that erred on purpose
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What travels when it is pickled (to a Dask worker, say): everything but the lock,
+        which cannot be pickled and is rebuilt on arrival. The copy on a worker answers exactly
+        as this one does (its randomness is the hash of seed, model and request), but the
+        mistakes it makes are recorded in *its* `injected`, on the worker, not in this one's."""
+        state = dict(self.__dict__)
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:

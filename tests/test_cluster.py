@@ -1,0 +1,142 @@
+"""Steps and tasks on a Dask cluster (one 2-worker LocalCluster for the whole file) give what
+threads give; what cannot travel and a worker that dies are failed steps with a reason."""
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from agentlab.agents import Agent, world_team
+from agentlab.attempt import submit
+from agentlab.cluster import TasksFailed, local_cluster, run_tasks
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.llm.usage import usage_report
+from agentlab.planners import LLMPlanner
+from agentlab.recovery import Retry
+from agentlab.run import orchestrate
+from agentlab.world.tasks import make_tasks
+
+ERROR_RATE = 0.3  # some calls go wrong, so usage, failures and retries are not trivial
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(workers=2) as client:
+        yield client
+
+
+def solve(task, pool=None):
+    """One world task, planned and run by a team on the simulator, as notebooks 06-07 do."""
+    llm = SimulatedLLM(seed=7, error_rate=ERROR_RATE)
+    team = world_team(llm)
+    planner = LLMPlanner(llm, team, tool_steps=False)  # every step is a model call
+    return orchestrate(task.question, planner, team, workers=2, pool=pool, recovery=[Retry(1)])
+
+
+def same_run(a, b):
+    assert a.status == b.status and a.reason == b.reason
+    assert a.outputs == b.outputs
+    assert list(a.trace) == list(b.trace)
+    assert a.calls == b.calls
+    assert usage_report(a.calls) == usage_report(b.calls)
+
+
+def test_a_simulated_llm_pickles_and_answers_the_same_after_the_trip():
+    llm = SimulatedLLM(seed=3, error_rate=0.5)
+    copy = pickle.loads(pickle.dumps(llm))
+    question = [{"role": "user", "content": "What is the population of Varra?"}]
+    ask = {"system": "You are terse.", "messages": question}
+    assert copy.complete(**ask) == llm.complete(**ask)
+    assert copy.injected == llm.injected and copy._lock is not llm._lock
+
+
+def test_a_plan_on_the_cluster_gives_the_outputs_trace_and_usage_of_threads(client):
+    task = make_tasks(5, seed=2)[1]  # a chain: steps that depend on each other
+    on_threads, on_cluster = solve(task), solve(task, client.get_executor())
+    assert len(on_threads.plan) >= 2 and on_threads.calls
+    same_run(on_cluster, on_threads)
+
+
+def test_a_batch_of_tasks_on_the_cluster_gives_what_one_by_one_gives(client, capsys):
+    tasks = make_tasks(6, seed=4)
+    one_by_one = [solve(task) for task in tasks]
+    runs = run_tasks(tasks, solve, client)
+    assert len(runs) == len(tasks)
+    for run, expected, task in zip(runs, one_by_one, tasks, strict=True):
+        assert run.task == task.question
+        same_run(run, expected)
+    assert "6/6 tasks" in capsys.readouterr().err
+    assert sum(len(run.calls) for run in runs) > 3 * len(tasks)  # usage rolled up from every worker
+    assert any(run.failures for run in runs)  # a model's slip, retried, the same on both
+
+
+def test_an_agent_that_cannot_be_pickled_is_a_failed_step_that_says_what_holds_what(client):
+    llm = SimulatedLLM(seed=1)
+    team = world_team(llm)
+    lock = threading.Lock()
+
+    def write(step, context):
+        with lock:
+            return "done"
+
+    team["writer"] = Agent("writer", write, description="reports the team's final answer")
+    pool = client.get_executor()
+    run = orchestrate("What is the population of Varra?", LLMPlanner(llm, team), team, pool=pool)
+    assert run.status == "failed"
+    assert "the writer agent cannot be sent to a worker: it holds `lock` (lock)" in run.reason
+    assert "Traceback" not in run.reason and run.outputs  # the steps before it are kept
+
+
+def test_a_step_whose_worker_is_killed_fails_with_that_reason_and_retry_recovers_it(client, tmp_path):
+    task = make_tasks(5, seed=2)[1]
+    llm = SimulatedLLM(seed=7)
+    team = world_team(llm)
+    writer, here, marker = team["writer"], os.getpid(), tmp_path / "killed"
+
+    def write_or_die(step, context):  # on a worker, the first time: its process is killed
+        if os.getpid() != here and not marker.exists():
+            marker.touch()
+            os.kill(os.getpid(), signal.SIGKILL)
+        return writer(step, context)
+
+    team["writer"] = Agent("writer", write_or_die, description=writer.description)
+    expected = orchestrate(task.question, LLMPlanner(llm, world_team(llm)), world_team(llm))
+    pool = client.get_executor()
+    run = orchestrate(task.question, LLMPlanner(llm, team), team, pool=pool, recovery=[Retry(1)])
+    assert marker.exists()
+    [(step, role, failure)] = run.failures
+    assert role == "writer" and "the worker running it died (KilledWorker" in failure.message
+    assert run.status == "done" and run.outputs == expected.outputs  # nothing lost
+    assert run.attempts[step] == 2
+
+
+def test_a_batch_whose_task_fails_keeps_the_other_results(client):
+    def half(n):
+        if n == 2:
+            raise ValueError("no twos")
+        return n * 10
+
+    with pytest.raises(TasksFailed, match="1 of 4 task.*task 2: ValueError: no twos") as failed:
+        run_tasks([0, 1, 2, 3], half, client, progress=False)
+    assert failed.value.results == [0, 10, None, 30]
+
+
+def test_a_pool_that_refuses_a_step_is_a_failed_attempt_not_an_exception():
+    class Closed:
+        def submit(self, fn, *args):
+            raise RuntimeError("cannot schedule new futures after shutdown")
+
+    agent = world_team(SimulatedLLM())["writer"]  # it pickles: the reason is the pool's
+    attempt = submit(Closed(), agent, None, None, {}, (), None, 1, False).result()
+    refused = "the pool refused it (RuntimeError: cannot schedule new futures after shutdown)"
+    assert attempt.failure.message == refused
+
+
+def test_importing_agentlab_does_not_import_dask():
+    code = "import sys, agentlab; print('distributed' in sys.modules, 'dask' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False"]
