@@ -20,7 +20,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import os
 import pickle
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -37,13 +39,20 @@ from agentlab.plan import Step
 
 @dataclass(frozen=True)
 class Attempt:
-    """What one try at a step produced."""
+    """What one try at a step produced, and `where` it ran: the process ("host:pid", see
+    `here`) that ran it, or "" when no process reported (a pool refused it, its worker died)."""
 
     output: str | None
     calls: tuple[Any, ...]
     seconds: float  # as reported; a declared duration still wins unless `forced`
     failure: Failure | None = None
     forced: bool = False  # set by a "slow" fault: these seconds stand
+    where: str = ""
+
+
+def here() -> str:
+    """This process, as "host:pid": on a cluster, which machine and which worker process."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def attempt(
@@ -67,7 +76,7 @@ def attempt(
         if not isinstance(seconds, int | float) or not 0 <= seconds < math.inf:
             seconds = None  # unknown, or unusable: a NaN would stop the virtual clock
         failure = Failure("error", f"{type(error).__name__}: {error}")
-        return Attempt(None, calls, agent.seconds if seconds is None else seconds, failure)
+        return Attempt(None, calls, agent.seconds if seconds is None else seconds, failure, where=here())
     output, seconds, forced = work.output, work.seconds, False
     if fault is not None and fault.kind == "sentinel":
         output = sentinel_output(fault, planned.id, number)
@@ -77,7 +86,8 @@ def attempt(
         seconds, forced = fault.seconds, True
         if real_clock:
             time.sleep(fault.seconds)
-    return Attempt(output, work.calls, seconds, inspect(planned, output, context, checks), forced)
+    failure = inspect(planned, output, context, checks)
+    return Attempt(output, work.calls, seconds, failure, forced, where=here())
 
 
 def submit(pool: futures.Executor, agent: Agent, *args: Any) -> futures.Future:

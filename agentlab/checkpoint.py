@@ -89,7 +89,7 @@ def save(path: str | os.PathLike, run: Run, now: float) -> None:
         "outputs": run.outputs,
         "calls": [_encode_call(c) for c in run.calls],
         "trace": [[e.time, e.kind, e.step_id, e.role, list(e.inputs), e.detail] for e in run.trace],
-        "slots": [[s.step_id, s.worker, s.start, s.end] for s in run.slots],
+        "slots": [[s.step_id, s.worker, s.start, s.end, s.where] for s in run.slots],
         "now": now,
         "attempts": run.attempts,
         "used": run.used,
@@ -298,7 +298,7 @@ STATE_SCHEMA = _record(  # what `save` writes, field by field
     outputs=_map(_TEXT),
     calls=_list(_row(_TEXT, _TEXT, {"anyOf": [{**_record(value={}), "maxProperties": 1}, _COMPLETION]})),
     trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT)),
-    slots=_list(_row(_TEXT, _COUNT, _SECONDS, _SECONDS)),
+    slots=_list({**_row(_TEXT, _COUNT, _SECONDS, _SECONDS, _TEXT), "minItems": 4}),  # older: no `where`
     now=_SECONDS,
     attempts=_map(_COUNT),
     used=_map(_map(_COUNT)),

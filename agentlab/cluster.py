@@ -1,6 +1,7 @@
 """Across machines: steps and whole tasks on a Dask cluster (notebook 09).
 
-Two ways to use more than one process, with the same code on one laptop and on a real cluster:
+Two ways to use more than one process, with the same code on one laptop and on a real cluster,
+and what to look at once they do:
 
 - **Steps on a cluster.** `run_plan(..., pool=client.get_executor())` (or `orchestrate`) runs
   each step on a worker process. The agent, its tools, its model backend and the step's context
@@ -12,6 +13,8 @@ Two ways to use more than one process, with the same code on one laptop and on a
 - **Tasks on a cluster.** `run_tasks(tasks, run_one, client)` runs `run_one(task)` (a whole
   `orchestrate`, say) for many tasks at once, one per worker thread, with the results in task
   order and equal to running them one by one.
+- **Seeing it.** `context_bytes(run)`: the bytes each step's context moved to its worker; and
+  `viz.draw_timeline(run, by="where")`: which process (`Slot.where`, "host:pid") ran each step.
 
     with local_cluster(workers=2) as client:      # real scheduler and worker processes
         runs = run_tasks(tasks, run_one, client)
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import pickle
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
@@ -56,6 +60,22 @@ def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
             yield client
     finally:
         cluster.close()
+
+
+def context_bytes(run: Any) -> dict[str, int]:
+    """For each step of `run.plan`, the bytes of what travels to its worker as its context: the
+    pickled outputs of the steps it depends on (`len(pickle.dumps(context))`, as `run_plan`
+    hands them over). Read from the run's outputs, nothing is run again; a step whose context
+    was never complete (a dependency failed or never ran) is left out, as nothing was sent."""
+    if not hasattr(run, "plan") or not hasattr(run, "outputs"):
+        raise TypeError(f"context_bytes needs a Run, got {type(run).__name__}")
+    if run.plan is None:  # planning failed: no step was sent anywhere
+        return {}
+    sizes = {}
+    for step in run.plan:
+        if all(dep in run.outputs for dep in step.depends_on):
+            sizes[step.id] = len(pickle.dumps({dep: run.outputs[dep] for dep in step.depends_on}))
+    return sizes
 
 
 def run_tasks(

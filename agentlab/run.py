@@ -266,8 +266,8 @@ class _Loop:
     def finish(self, job: Job) -> None:
         """Record an attempt that ended: keep a good output, or hand a failure on."""
         run, step, now = self.run, job.planned, self.clock.now
-        run.slots.append(Slot(step.id, job.worker, job.start, now))
         result: Attempt | None = outcome(job.future) if job.future.done() else None
+        run.slots.append(Slot(step.id, job.worker, job.start, now, result.where if result else ""))
         if result is not None:  # even an attempt that ran out of time has paid for its calls
             run.calls += [(step.id, job.step.role, c) for c in result.calls]
         if job.late is not None:  # it took too long, or never came back in time

@@ -19,7 +19,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from agentlab.plan import Plan, PlanError, Step, check_durations
 from agentlab.valid import number
@@ -27,12 +27,18 @@ from agentlab.valid import number
 
 @dataclass(frozen=True)
 class Slot:
-    """Step `step_id` ran on worker `worker` (numbered from 0) from `start` to `end` seconds."""
+    """Step `step_id` ran on worker `worker` (numbered from 0) from `start` to `end` seconds, in
+    the process `where` ("host:pid", as `attempt.here` says; "" if unknown or not run yet).
+
+    `where` is left out of `==` and of the repr: it is where a run happened to go, not part of
+    the schedule, so a run's slots still equal `virtual_schedule`'s, and a run shows the same
+    on every machine."""
 
     step_id: str
     worker: int
     start: float
     end: float
+    where: str = field(default="", compare=False, repr=False)
 
 
 def step_duration(step: Step, reported: float) -> float:

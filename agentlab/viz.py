@@ -4,10 +4,10 @@
 length of the longest dependency chain leading to it, so every arrow points
 right and steps in the same column could run at once. The critical path is
 drawn thick. `draw_timeline` puts a run's slots on a time axis, one row per
-worker (or per step); timelines stacked on a shared time axis name it and
-list the roles once. Both colour steps by role from one shared map and
-return the matplotlib Axes, so a notebook can add to them or place them side
-by side.
+worker (or per step, or per process that ran them); timelines stacked on a
+shared time axis name it and list the roles once. Both colour steps by role
+from one shared map and return the matplotlib Axes, so a notebook can add to
+them or place them side by side.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ STATUS_COLOURS = {
     "pending": "#ffffff",
 }
 CRITICAL = "#d62728"
+BY = ("worker", "step", "where")  # a timeline's rows: worker slots, steps, or processes
 NORMAL_EDGE = "#9a9a9a"
 
 
@@ -163,9 +164,12 @@ def draw_timeline(
 
     Pass a `Run` (its plan colours the bars, failed steps are hatched) or a list
     of `Slot`s from `schedule.virtual_schedule` with the `plan` they came from.
+    `by="where"` gives one row per process that ran a step (`Slot.where`, "host:pid"), in the
+    order they first started one: on a cluster, which machine and worker process ran what
+    (a step retried after its worker died shows on both; "where unknown" when none reported).
     """
-    if by not in ("worker", "step"):
-        raise ValueError(f"by must be 'worker' or 'step', got {by!r}")
+    if by not in BY:
+        raise ValueError(f"by must be one of {BY}, got {by!r}")
     failed: set[str] = set()
     unit = "s"
     if isinstance(slots_or_run, Run):
@@ -181,6 +185,9 @@ def draw_timeline(
         rows = sorted({slot.worker for slot in slots})
         row_of = {slot.step_id: rows.index(slot.worker) for slot in slots}
         labels = [f"worker {w}" for w in rows]
+    elif by == "where":  # a retry may run elsewhere: the row is the slot's, not the step's
+        rows = list(dict.fromkeys(slot.where for slot in sorted(slots, key=lambda slot: slot.start)))
+        labels = [w or "where unknown" for w in rows]
     else:
         ran = list(dict.fromkeys(slot.step_id for slot in slots))  # a retried step has several slots
         order = [i for i in plan.ids if i in ran] if plan else []
@@ -192,8 +199,9 @@ def draw_timeline(
 
     for slot in slots:
         role = roles.get(slot.step_id)
+        row = rows.index(slot.where) if by == "where" else row_of[slot.step_id]
         (bar,) = ax.barh(
-            row_of[slot.step_id],
+            row,
             slot.end - slot.start,
             left=slot.start,
             height=0.6,
@@ -202,10 +210,10 @@ def draw_timeline(
             hatch="//" if slot.step_id in failed else None,
         )
         bar.set_gid(slot.step_id)  # so code (and tests) can find a step's bar
-        if by == "worker":
-            ax.text((slot.start + slot.end) / 2, row_of[slot.step_id], slot.step_id, ha="center", va="center")
+        if by != "step":
+            ax.text((slot.start + slot.end) / 2, row, slot.step_id, ha="center", va="center")
     ax.set_yticks(range(len(labels)), labels)
-    ax.invert_yaxis()  # worker 0 (or the first step) on top
+    ax.invert_yaxis()  # worker 0 (or the first step, or the first process) on top
     right = max(makespan(slots), 1e-9) * 1.02
     drawn = [a for a in ax.get_shared_x_axes().get_siblings(ax) if a is not ax and a.patches]
     if drawn:  # an x axis shared with timelines already drawn: one scale, wide enough for the longest

@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -337,3 +338,18 @@ def test_temporary_files_left_by_a_killed_write_are_removed_on_the_next_resume_o
         else:
             run_plan(chain(), {"a": Agent("a", Counting())}, TASK, checkpoint=saved)
         assert sorted(p.name for p in saved.parent.iterdir()) == ["run.json", "run.json.notes.txt"]
+
+
+def test_where_each_step_ran_is_saved_and_a_checkpoint_from_before_it_still_resumes(saved):
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    stopped = saved.read_text()
+    assert [slot[4] for slot in json.loads(stopped)["state"]["slots"]] == [here, here]
+    resumed = resume(saved)
+    assert resumed.status == "done" and [slot.where for slot in resumed.slots] == [here] * 5
+    saved.write_text(stopped)
+    rewritten(saved, lambda state: state.update(slots=[slot[:4] for slot in state["slots"]]))  # older
+    resumed = resume(saved)
+    assert resumed.status == "done" and [slot.where for slot in resumed.slots] == ["", ""] + [here] * 3
+    rewritten(saved, lambda state: state["slots"][0].__setitem__(4, 7))
+    with pytest.raises(CheckpointError, match="run.json is damaged: slots/0/4: 7 is not of type 'string'"):
+        resume(saved)

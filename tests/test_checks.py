@@ -1,5 +1,5 @@
 """The check framework: pass, fail with a hint, stop on a stub, write down what happened for the
-grader; and, across all 29 checks, what their lines may say and what their modules may export."""
+grader; and, across all 32 checks, what their lines may say and what their modules may export."""
 
 import ast
 import importlib
@@ -133,12 +133,13 @@ def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, t
 
 def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
     assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
-    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 29
-    with pytest.raises(KeyError, match="no exercise notebook '09'"):
-        exercises_of("09")
+    assert exercises_of("09") == ["09.speedup", "09.break-even", "09.travel"]
+    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 32
+    with pytest.raises(KeyError, match="no exercise notebook '10'"):
+        exercises_of("10")
 
 
-# --- what the checks say, across all 29 --------------------------------------------------------
+# --- what the checks say, across all 32 --------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in order; or a value and its cell)
@@ -171,6 +172,9 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "08.policy": ("08_guardrails", "clerk_only"),
     "08.sanitise": ("08_guardrails", "sanitise"),
     "08.safe-replan": ("08_guardrails", "sanitise", "safe_replan"),
+    "09.speedup": ("09_across_machines", "speedup"),
+    "09.break-even": ("09_across_machines", "break_even"),
+    "09.travel": ("09_across_machines", "census_clerk"),
 }
 
 

@@ -7,17 +7,20 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
 from agentlab.agents import Agent, world_team
 from agentlab.attempt import submit
-from agentlab.cluster import TasksFailed, local_cluster, run_tasks
+from agentlab.budget import Budget
+from agentlab.cluster import TasksFailed, context_bytes, local_cluster, run_tasks
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import usage_report
+from agentlab.plan import Plan, Step
 from agentlab.planners import LLMPlanner
 from agentlab.recovery import Retry
-from agentlab.run import orchestrate
+from agentlab.run import orchestrate, run_plan
 from agentlab.world.tasks import make_tasks
 
 ERROR_RATE = 0.3  # some calls go wrong, so usage, failures and retries are not trivial
@@ -59,6 +62,62 @@ def test_a_plan_on_the_cluster_gives_the_outputs_trace_and_usage_of_threads(clie
     on_threads, on_cluster = solve(task), solve(task, client.get_executor())
     assert len(on_threads.plan) >= 2 and on_threads.calls
     same_run(on_cluster, on_threads)
+
+
+def test_each_slot_says_which_worker_process_ran_it_and_each_context_its_bytes(client):
+    task = make_tasks(5, seed=2)[1]
+    run = solve(task, client.get_executor())
+    workers = set(client.run(os.getpid).values())  # the pid of each worker process
+    assert {int(slot.where.rsplit(":", 1)[1]) for slot in run.slots} <= workers
+    sizes = context_bytes(run)
+    assert set(sizes) == set(run.plan.ids)
+    for step in run.plan:  # what the loop handed the worker: the outputs it depends on, pickled
+        assert sizes[step.id] == len(pickle.dumps({d: run.outputs[d] for d in step.depends_on}))
+    last = run.plan.steps[-1]
+    assert last.depends_on and sizes[last.id] > sum(len(run.outputs[d]) for d in last.depends_on)
+
+
+def test_a_checkpointed_run_resumes_on_a_new_cluster_without_redoing_finished_steps(client, tmp_path):
+    task, path = make_tasks(5, seed=2)[1], tmp_path / "run.json"
+    llm = SimulatedLLM(seed=7)
+    team = world_team(llm)
+    planner = LLMPlanner(llm, team, tool_steps=False)
+    straight = orchestrate(task.question, planner, team)
+    assert len(straight.plan) >= 3
+    with local_cluster(workers=1) as first:  # this cluster is gone before the run carries on
+        gone = set(first.run(os.getpid).values())
+        stopped = orchestrate(task.question, planner, team, pool=first.get_executor(), checkpoint=path,
+                              budget=Budget(calls=len(straight.calls) - 1))
+    assert stopped.status == "stopped" and 0 < len(stopped.outputs) < len(straight.plan)
+    resumed = orchestrate(task.question, planner, team, pool=client.get_executor(), checkpoint=path,
+                          resume=True)
+    assert resumed.status == "done" and resumed.outputs == straight.outputs
+    assert resumed.calls == straight.calls  # every call counted once: nothing paid for twice
+    after = resumed.trace.events[resumed.trace.events.index(resumed.trace.of_kind("resumed")[0]):]
+    assert not {e.step_id for e in after if e.kind == "started"} & set(stopped.outputs)  # not redone
+    ran = {slot.step_id: int(slot.where.rsplit(":", 1)[1]) for slot in resumed.slots}
+    assert {ran[i] for i in stopped.outputs} <= gone  # the slots saved say where, even once it is gone
+    assert not {pid for i, pid in ran.items() if i not in stopped.outputs} & gone
+
+
+def test_a_straggling_worker_times_out_on_the_real_clock_and_retry_runs_the_step_again(client, tmp_path):
+    marker = tmp_path / "slow"
+
+    def act(step, context):  # the first try at s2 sleeps on its worker, far past the limit
+        if step.id == "s2" and not marker.exists():
+            marker.touch()
+            time.sleep(1.5)
+        return f"{step.id} done"
+
+    plan = Plan([Step("s1", "a", "first"), Step("s2", "a", "then", ["s1"]), Step("s3", "a", "last", ["s2"])])
+    started = time.monotonic()
+    run = run_plan(plan, {"a": Agent("a", act)}, pool=client.get_executor(), clock="real", timeout=0.5,
+                   recovery=[Retry(1)])
+    assert time.monotonic() - started < 1.5  # the run did not wait for the straggler
+    [(step, role, failure)] = run.failures
+    assert (step, failure.kind) == ("s2", "timeout") and "0.5 s limit" in failure.message
+    assert run.status == "done" and run.attempts["s2"] == 2 and run.deliverable == "s3 done"
+    assert marker.exists()
 
 
 def test_a_batch_of_tasks_on_the_cluster_gives_what_one_by_one_gives(client, capsys):

@@ -1,6 +1,8 @@
 """Pictures of plans and runs: right layout, right colours, the critical path where it belongs."""
 
+import os
 import random
+import socket
 
 import matplotlib
 
@@ -14,7 +16,7 @@ from agentlab.agents import STUB_TEAM, Agent  # noqa: E402
 from agentlab.plan import Plan, Step  # noqa: E402
 from agentlab.planners import stub_planner  # noqa: E402
 from agentlab.run import run_plan  # noqa: E402
-from agentlab.schedule import step_durations, virtual_schedule  # noqa: E402
+from agentlab.schedule import Slot, step_durations, virtual_schedule  # noqa: E402
 from agentlab.viz import (  # noqa: E402
     CRITICAL,
     EXTRA_COLOURS,
@@ -115,8 +117,31 @@ def test_timeline_by_step_from_a_predicted_schedule():
     ax = draw_timeline(slots, plan=REPORT, by="step")
     assert [t.get_text() for t in ax.get_yticklabels()] == REPORT.ids
     assert "makespan 8" in ax.get_title()
-    with pytest.raises(ValueError, match="by must be 'worker' or 'step'"):
+    with pytest.raises(ValueError, match=r"by must be one of \('worker', 'step', 'where'\), got 'role'"):
         draw_timeline(slots, by="role")
+
+
+def test_timeline_by_where_has_one_row_per_process_and_a_retry_elsewhere_on_its_own_row():
+    slots = [  # s2's first worker died (nobody reported where); its retry ran on the other process
+        Slot("s1", 0, 0.0, 3.0, "node-a:11"),
+        Slot("s2", 1, 0.0, 2.0, ""),
+        Slot("s2", 1, 2.0, 4.0, "node-b:22"),
+        Slot("s3", 0, 3.0, 4.0, "node-a:11"),
+    ]
+    ax = draw_timeline(slots, plan=REPORT, by="where")
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["node-a:11", "where unknown", "node-b:22"]
+    rows = [(b.get_gid(), b.get_x(), b.get_y() + b.get_height() / 2) for b in ax.patches]
+    assert rows == [("s1", 0.0, 0), ("s2", 0.0, 1), ("s2", 2.0, 2), ("s3", 3.0, 0)]
+    assert [t.get_text() for t in ax.texts] == ["s1", "s2", "s2", "s3"]
+
+
+def test_a_run_on_threads_ran_every_step_in_this_process():
+    run = run_plan(REPORT, workers=2)
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    assert {slot.where for slot in run.slots} == {here}
+    ax = draw_timeline(run, by="where")
+    assert [t.get_text() for t in ax.get_yticklabels()] == [here]
+    assert run.slots == virtual_schedule(REPORT, step_durations(REPORT, STUB_TEAM), 2)  # `where` aside
 
 
 def test_a_failed_step_is_hatched_on_the_timeline():

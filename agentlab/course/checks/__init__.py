@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08")
+NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")
 STUB_MESSAGE = "Exercise: write this part, then run the cell again."  # what an exercise's stub raises
 LOG_VARIABLE = "AGENTLAB_CHECK_LOG"
 
