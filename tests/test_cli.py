@@ -19,8 +19,11 @@ def test_demo_prints_the_decomposed_run_and_the_simple_run(capsys):
 def test_doctor_reports_versions_and_the_backend(capsys):
     assert main(["doctor"]) == 0
     out = capsys.readouterr().out
-    for name in ("jupyterlab", "ipywidgets", "anthropic", "networkx", "matplotlib"):
-        assert name in out
+    for name in ("jupyterlab", "ipywidgets", "anthropic", "networkx", "matplotlib", "jsonschema", "numpy"):
+        assert f"  {name} " in out
+    for name in ("dask", "distributed"):  # every dependency pyproject.toml declares, no fixed list
+        assert f"  {name} " in out
+    assert "pytest" not in out  # test tools are not the course's
     assert "Backend: simulated" in out and "Ready for the course." in out
 
 

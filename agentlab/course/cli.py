@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import re
 import sys
 
 from agentlab import world
@@ -22,7 +23,10 @@ DEMO_TASKS = (
     ("a simple task (one agent is enough)", "Greet the class in one sentence."),
 )
 
-COURSE_PACKAGES = ("jupyterlab", "ipywidgets", "anthropic", "networkx", "matplotlib")
+def course_packages() -> list[str]:
+    """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
+    requirements = importlib.metadata.requires("agentlab") or []
+    return [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in requirements if "extra ==" not in r]
 
 
 def demo() -> int:
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def doctor() -> int:
     print(f"Python {sys.version.split()[0]}")
     missing = []
-    for name in COURSE_PACKAGES:
+    for name in course_packages():
         try:
             print(f"  {name:<11} {importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
