@@ -126,9 +126,7 @@ def planned(task: Task, setup: Setup, workers: int) -> Outcome:
     team = world_team(setup.llm, model=setup.executor_model, tool_seconds=setup.tool_seconds)
     planner = LLMPlanner(setup.llm, team, model=setup.planner_model, tool_steps=setup.tool_steps)
     run = orchestrate(task.question, planner, team, workers=workers)  # a failed plan is a failed Run
-    planning = sum(c.latency for step_id, _, c in run.calls if step_id == "plan")
-    seconds = round(planning + run.elapsed, 6)
-    return Outcome(task, run.deliverable, tuple(run.calls), seconds, run.status, run.reason, run)
+    return Outcome(task, run.deliverable, tuple(run.calls), run.latency, run.status, run.reason, run)
 
 
 def plan_execute(task: Task, setup: Setup) -> Outcome:

@@ -210,6 +210,13 @@ class Run:
         """Seconds (on the run's clock) from the start of the run to its last event: the makespan."""
         return max((e.time for e in self.trace), default=0.0)
 
+    @property
+    def latency(self) -> float:
+        """What the run took from the task to the answer: the planner's seconds (the calls that
+        wrote the first plan, under ("plan", "planner")), then the makespan."""
+        planning = sum(c.latency for step, role, c in self.calls if (step, role) == ("plan", "planner"))
+        return round(planning + self.elapsed, 6)
+
     def summary(self) -> str:
         clock = "virtual" if self.clock == "virtual" else "wall clock"
         on = f", {self.workers} workers" if self.workers != 1 else ""

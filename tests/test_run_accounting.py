@@ -216,3 +216,12 @@ def test_a_step_redone_after_the_process_died_is_counted_and_the_lost_attempt_is
     resumed = tricky(paid, resume=True, checkpoint=path)
     assert resumed.status == "done" and counted(resumed) == EXPECTED  # "replan1" redone and counted once
     assert len(paid) == len(resumed.calls) + 1  # every paid call but the one lost with the "process"
+
+
+def test_a_runs_latency_is_its_planning_then_its_makespan_and_a_step_named_plan_is_not_planning():
+    slow = Completion("a plan", "sim-large", "test", Usage(10, 10), 5.0)
+    plan = Plan([Step("plan", "a", "go")], calls=[slow])
+    team = {"a": Agent("a", lambda step, context: Work("done", 2.0, (call(),)))}
+    run = run_plan(plan, team, planning_calls=plan.calls)
+    assert [(s, r) for s, r, _ in run.calls] == [("plan", "planner"), ("plan", "a")]
+    assert run.elapsed == 2.0 and run.latency == 7.0  # the step's own 2 s call is not planning time
