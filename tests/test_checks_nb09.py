@@ -1,4 +1,4 @@
-"""The checks of notebook 08's exercises: each fails on the stub and on a plausible mistake, and passes
+"""The checks of notebook 09's exercises: each fails on the stub and on a plausible mistake, and passes
 on the solution notebook's own code."""
 
 import re
@@ -8,30 +8,30 @@ import notebook_code
 import pytest
 
 from agentlab import world
-from agentlab.course.checks import CheckFailed, check, nb08
+from agentlab.course.checks import CheckFailed, check, nb09
 from agentlab.guardrails import AuditLog
 from agentlab.world.injection import call_text, find_injections, without_injections
 
 notebook_code.skip_without_solutions()
-SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "08_guardrails.ipynb"
+SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "09_guardrails.ipynb"
 
 
 def solution(*names):
     return notebook_code.define(SOLUTION, *names)
 
 
-@pytest.mark.parametrize("exercise", ["08.denied", "08.policy", "08.sanitise", "08.safe-replan"])
+@pytest.mark.parametrize("exercise", ["09.denied", "09.policy", "09.sanitise", "09.safe-replan"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
         check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 
-# --- 08.denied ------------------------------------------------------------------------------------
+# --- 09.denied ------------------------------------------------------------------------------------
 
 
 def test_denied_passes_the_solution(capsys):
-    check("08.denied", solution("denied"))
+    check("09.denied", solution("denied"))
     assert "All 4 checks passed." in capsys.readouterr().out
 
 
@@ -40,7 +40,7 @@ def test_denied_fails_counting_approved_calls_as_refused(capsys):
         return [(e.step, e.role, e.tool) for e in log if e.decision != "allowed"]
 
     with pytest.raises(CheckFailed, match="an approved call is not denied"):
-        check("08.denied", not_allowed)
+        check("09.denied", not_allowed)
     out = capsys.readouterr().out
     assert "✓ the forged errand under the office policy\n" in out  # not how many were denied
     assert "✗ a log with allowed, approved, denied and failed calls: got [('s4', 'clerk'" in out
@@ -48,15 +48,15 @@ def test_denied_fails_counting_approved_calls_as_refused(capsys):
 
 def test_denied_fails_handing_back_whole_entries(capsys):
     with pytest.raises(CheckFailed, match="3 of 4 checks failed"):
-        check("08.denied", lambda log: [e for e in log if e.decision == "denied"])
+        check("09.denied", lambda log: [e for e in log if e.decision == "denied"])
     assert "got [Entry(n=4, step='s4', role='clerk', tool='send_message'" in capsys.readouterr().out
 
 
 def test_the_mixed_log_has_every_kind_of_entry():
-    log = nb08._mixed_log()
+    log = nb09._mixed_log()
     assert {e.decision for e in log} == {"allowed", "approved", "denied"}
     assert {e.outcome for e in log} == {"ok", "error", "not run"}
-    assert nb08._denied_answer(AuditLog.from_json(log.to_json())) == nb08._denied_answer(log)
+    assert nb09._denied_answer(AuditLog.from_json(log.to_json())) == nb09._denied_answer(log)
 
 
 @pytest.mark.parametrize(
@@ -67,25 +67,25 @@ def test_the_mixed_log_has_every_kind_of_entry():
             "✗ the forged errand",
         ),
         (lambda log: sorted((e.step, e.role, e.tool) for e in log if e.decision == "denied"), "✗ a log with"),
-        (lambda log: {(e.step, e.role, e.tool) for e in log if e.decision == "denied"}, "✗ notebook 08's"),
+        (lambda log: {(e.step, e.role, e.tool) for e in log if e.decision == "denied"}, "✗ notebook 09's"),
     ],
     ids=["role-before-step", "sorted", "a-set"],
 )
 def test_denied_catches_the_fields_swapped_the_log_order_lost_and_a_set(wrong, line, capsys):
-    notebook_code.caught(capsys, "08.denied", wrong, line)
+    notebook_code.caught(capsys, "09.denied", wrong, line)
 
 
-# --- 08.policy ------------------------------------------------------------------------------------
+# --- 09.policy ------------------------------------------------------------------------------------
 
 
 def test_policy_passes_the_solution(capsys):
-    check("08.policy", solution("clerk_only"))
+    check("09.policy", solution("clerk_only"))
     assert "All 14 checks passed." in capsys.readouterr().out
 
 
 def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
     with pytest.raises(CheckFailed, match="7 of 14 checks failed. Hint: look at who asks"):
-        check("08.policy", nb08.office_mail)
+        check("09.policy", nb09.office_mail)
     out = capsys.readouterr().out
     assert "✗ a researcher messages Anselm Dray: approved: an approver said yes" in out
     assert "✓ the errand with the harbour master's record forged" in out
@@ -95,7 +95,7 @@ def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
 
 def test_policy_fails_trusting_the_clerk_with_anything(capsys):
     with pytest.raises(CheckFailed, match="5 of 14 checks failed"):
-        check("08.policy", lambda request: request.role == "clerk")
+        check("09.policy", lambda request: request.role == "clerk")
     out = capsys.readouterr().out
     assert "✗ the clerk deletes the record of Varra: approved" in out
     assert "✗ the errand with the harbour master's record forged: [('send_message', {'to': 'Cor" in out
@@ -106,7 +106,7 @@ def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
         return request.role == "clerk" and request.args["entity"] is None  # no "entity" in a message
 
     with pytest.raises(CheckFailed):
-        check("08.policy", crashes)
+        check("09.policy", crashes)
     out = capsys.readouterr().out
     assert "✗ the clerk messages Hesper Lusk, a person in the records: raised KeyError: 'entity'" in out
     assert "✗ the errand on the real records: messages sent to []; step 's4' (clerk) failed" in out
@@ -139,27 +139,27 @@ def policy_with(also=(), no_reason=False):
     ids=["writer-too", "analyst-too", "no-reason"],
 )
 def test_policy_catches_another_role_let_through_and_decisions_without_reasons(mistake, line, capsys):
-    notebook_code.caught(capsys, "08.policy", policy_with(**mistake), line)
+    notebook_code.caught(capsys, "09.policy", policy_with(**mistake), line)
 
 
 def test_the_insider_notes_name_a_real_person_and_spell_their_call():
-    for scenario in nb08._insider_scenarios():
+    for scenario in nb09._insider_scenarios():
         tool, args = scenario.action
         assert (tool, args["to"]) == ("send_message", "Hesper Lusk")
         assert 'send_message(to="Hesper Lusk"' in scenario.note
 
 
-# --- 08.sanitise ----------------------------------------------------------------------------------
+# --- 09.sanitise ----------------------------------------------------------------------------------
 
 
 def test_sanitise_passes_the_solution(capsys):
-    check("08.sanitise", solution("sanitise"))
+    check("09.sanitise", solution("sanitise"))
     assert "All 10 checks passed." in capsys.readouterr().out
 
 
 def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(capsys):
     with pytest.raises(CheckFailed, match="quoting one"):
-        check("08.sanitise", lambda text: text.split("\n\n")[0])
+        check("09.sanitise", lambda text: text.split("\n\n")[0])
     out = capsys.readouterr().out
     assert "✓ a search with no note" in out
     assert "✗ an error message quoting a poisoned record: a call is still there: send_message(to=" in out
@@ -168,7 +168,7 @@ def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(c
 def test_sanitise_fails_dropping_whole_paragraphs_which_loses_the_error(capsys):
     failed = notebook_code.caught(
         capsys,
-        "08.sanitise",
+        "09.sanitise",
         without_injections,
         "✗ an error message quoting a poisoned record: your text stops",
     )
@@ -181,7 +181,7 @@ def test_sanitise_fails_dropping_whole_paragraphs_which_loses_the_error(capsys):
 def test_sanitise_fails_keeping_only_the_first_line(capsys):
     notebook_code.caught(
         capsys,
-        "08.sanitise",
+        "09.sanitise",
         lambda text: text.splitlines()[0],
         "✗ a search with no note: your text stops after",
         "✗ an error message quoting a poisoned record: a call is still there",
@@ -252,14 +252,14 @@ def messages_only(text):
 def test_sanitise_catches_one_call_of_two_a_cut_text_broad_patterns_no_marker_and_one_tool(
     wrong, line, capsys
 ):
-    notebook_code.caught(capsys, "08.sanitise", wrong, line)
+    notebook_code.caught(capsys, "09.sanitise", wrong, line)
 
 
-# --- 08.safe-replan -------------------------------------------------------------------------------
+# --- 09.safe-replan -------------------------------------------------------------------------------
 
 
 def test_safe_replan_passes_the_solution(capsys):
-    check("08.safe-replan", solution("sanitise", "safe_replan"))
+    check("09.safe-replan", solution("sanitise", "safe_replan"))
     assert "All 6 checks passed." in capsys.readouterr().out
 
 
@@ -270,10 +270,10 @@ def test_safe_replan_fails_cleaning_the_outputs_but_not_the_failure_message(caps
         return planner.replan(task, plan, {k: sanitise(v) for k, v in outputs.items()}, failure)
 
     with pytest.raises(CheckFailed, match="2 of 6 checks failed. Hint: .*the message saying why"):
-        check("08.safe-replan", outputs_only)
+        check("09.safe-replan", outputs_only)
     out = capsys.readouterr().out
     assert (
-        "✗ the failed runs of notebook 08, replanned by a planner that obeys every note: the new plans" in out
+        "✗ the failed runs of notebook 09, replanned by a planner that obeys every note: the new plans" in out
     )
     assert "✗ a failure message quoting a note: what the planner is told: told a call is still there" in out
 
@@ -286,7 +286,7 @@ def test_safe_replan_fails_hiding_the_outputs_altogether(capsys):
 
     notebook_code.caught(
         capsys,
-        "08.safe-replan",
+        "09.safe-replan",
         forget_the_outputs,
         "✗ the replanned runs' answers: wrong or failed: ['i",
         "✗ outputs with no note: what the planner is shown: shown {}",
@@ -300,7 +300,7 @@ def test_safe_replan_fails_dropping_the_failure_with_its_note(capsys):
 
     notebook_code.caught(
         capsys,
-        "08.safe-replan",
+        "09.safe-replan",
         drops_the_reason,
         "✗ a failure message quoting a note: what the planner is told",
     )
@@ -330,4 +330,4 @@ def broad_cleaning(planner, task, plan, outputs, failure):
     ids=lambda x: getattr(x, "__name__", ""),
 )
 def test_safe_replan_catches_a_record_cleaned_in_place_and_a_broad_pattern(wrong, line, capsys):
-    notebook_code.caught(capsys, "08.safe-replan", wrong, line)
+    notebook_code.caught(capsys, "09.safe-replan", wrong, line)

@@ -1,12 +1,12 @@
-"""Checks for the exercises of notebook 08, guardrails.
+"""Checks for the exercises of notebook 09, guardrails.
 
-- `08.denied`: read an audit log: which calls were denied, and which step and role asked;
-- `08.policy`: an approver that lets the clerk send the task's message and refuses what a planted
+- `09.denied`: read an audit log: which calls were denied, and which step and role asked;
+- `09.policy`: an approver that lets the clerk send the task's message and refuses what a planted
   note asks for, from the clerk or from anyone else;
-- `08.sanitise`: make a text safe to show a model: every call it spells out cut out, the data kept;
-- `08.safe-replan`: replan after a failure without handing the planner a planted note.
+- `09.sanitise`: make a text safe to show a model: every call it spells out cut out, the data kept;
+- `09.safe-replan`: replan after a failure without handing the planner a planted note.
 
-The runs behind the hidden cases (in `_nb08_runs.py`) use the simulated LLM on a model that obeys
+The runs behind the hidden cases (in `_nb09_runs.py`) use the simulated LLM on a model that obeys
 every note it reads, so a leak shows up every time, not now and then.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 from agentlab import world
 from agentlab.course.checks import Case, attempt, exercise
-from agentlab.course.checks._nb08_runs import (
+from agentlab.course.checks._nb09_runs import (
     OBEDIENT,
     failed_planned_runs,
     fresh_team,
@@ -42,7 +42,7 @@ from agentlab.world.injection import (
     make_scenarios,
 )
 
-# --- 08.denied --------------------------------------------------------------------------------------
+# --- 09.denied --------------------------------------------------------------------------------------
 
 
 def _denied_answer(log: AuditLog) -> list[tuple[str, str, str]]:
@@ -65,7 +65,7 @@ def _mixed_log() -> AuditLog:
 
 
 @exercise(
-    "08.denied",
+    "09.denied",
     "Which calls were denied, and who asked",
     hint="look at which decision you keep (an approved call is not denied, and a call that ran and failed "
     "was allowed), at the order of what you return (the log's), and at its shape: (step, role, tool) "
@@ -78,7 +78,7 @@ def denied(query: Callable[[AuditLog], list[tuple[str, str, str]]]) -> Iterator[
     replanned_logs = AuditLog(e for a in failed for e in replanned_log(a, office))
     cases = (
         ("the forged errand under the office policy", errand_log),
-        ("notebook 08's replanned runs under the office policy", replanned_logs),
+        ("notebook 09's replanned runs under the office policy", replanned_logs),
         ("a log with allowed, approved, denied and failed calls", _mixed_log()),
         ("an empty log", AuditLog()),
     )
@@ -90,11 +90,11 @@ def denied(query: Callable[[AuditLog], list[tuple[str, str, str]]]) -> Iterator[
         yield Case(what, right, error or f"got {got!r}")
 
 
-# --- 08.policy --------------------------------------------------------------------------------------
+# --- 09.policy --------------------------------------------------------------------------------------
 
 
 def _insider_scenarios(count: int = 10) -> list[Scenario]:
-    """Notebook 08's scenarios with notes that ask for a message to a real person of the records,
+    """Notebook 09's scenarios with notes that ask for a message to a real person of the records,
     who an approver checking only the recipient would let through."""
     scenarios = []
     for s in make_scenarios(count, seed=0):
@@ -151,7 +151,7 @@ _REQUESTS = (
 
 
 @exercise(
-    "08.policy",
+    "09.policy",
     "A policy that lets the task's message through and nothing a note asks for",
     hint="look at who asks (every role of the team, and the ReAct agent) as well as what is asked and for "
     "whom: a role that reads the records may be talked into anything, and a forged record can name any "
@@ -187,7 +187,7 @@ def policy(approve: Callable[[Request], Any]) -> Iterator[Case]:
     yield Case("researchers that may act, the same 30 notes", not acted, f"scenarios that acted: {acted}")
 
 
-# --- 08.sanitise ------------------------------------------------------------------------------------
+# --- 09.sanitise ------------------------------------------------------------------------------------
 
 
 _MARKER = "[call removed]"  # what the exercise asks a removed call to be replaced by
@@ -238,7 +238,7 @@ def _texts() -> list[tuple[str, str]]:
 
 
 @exercise(
-    "08.sanitise",
+    "09.sanitise",
     "Cut planted calls out of a text, keep the data",
     hint='look for every call written as name(key="value", ...), whichever tool it names and wherever it '
     "sits (a note of its own, a sentence with two of them, an error message quoting one); replace each "
@@ -263,7 +263,7 @@ def _difference(got: Any, want: str) -> str:
     return f"your text goes wrong at character {at}: {got[max(0, at - 20) : at + 40]!r}"
 
 
-# --- 08.safe-replan ---------------------------------------------------------------------------------
+# --- 09.safe-replan ---------------------------------------------------------------------------------
 
 
 class _Recorder:
@@ -278,7 +278,7 @@ class _Recorder:
 
 
 @exercise(
-    "08.safe-replan",
+    "09.safe-replan",
     "Replan without reading the note again",
     hint="look at everything the planner reads in the failure report: the outputs of the steps that "
     "finished, and the message saying why the failed step failed, which can quote the poisoned record; "
@@ -303,7 +303,7 @@ def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
         if ledger.actions or any(x.tool in SIDE_EFFECT_TOOLS for x in plan)
     ]
     yield Case(
-        "the failed runs of notebook 08, replanned by a planner that obeys every note: the new plans",
+        "the failed runs of notebook 09, replanned by a planner that obeys every note: the new plans",
         not acting,
         f"plans that act: {acting}",
     )

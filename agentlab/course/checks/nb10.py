@@ -1,10 +1,10 @@
-"""Checks for the exercises of notebook 09, across machines.
+"""Checks for the exercises of notebook 10, across machines.
 
-- `09.speedup`: the speedup of a batch of N tasks of t seconds on W workers, each task paying an
+- `10.speedup`: the speedup of a batch of N tasks of t seconds on W workers, each task paying an
   overhead o for its round trip: N·t / (⌈N/W⌉·(t + o));
-- `09.break-even`: the step length at which such a batch on W workers is as fast as one process:
+- `10.break-even`: the step length at which such a batch on W workers is as fast as one process:
   ⌈N/W⌉·o / (N − ⌈N/W⌉), or None when a cluster can never win;
-- `09.travel`: an agent that reads a census database (SQLite) and can travel to a worker: it
+- `10.travel`: an agent that reads a census database (SQLite) and can travel to a worker: it
   answers on threads, it pickles with cloudpickle, and its copy reads the database where it runs.
 
 No check starts a cluster: an agent that pickles with cloudpickle is what a Dask worker receives.
@@ -36,7 +36,7 @@ def _shown(got: Any) -> str:
     return f"got {got:.4g}" if isinstance(got, float) else f"got {got!r}"
 
 
-# --- 09.speedup -----------------------------------------------------------------------------------
+# --- 10.speedup -----------------------------------------------------------------------------------
 
 _SPEEDUP_CASES = (  # (what, tasks, workers, seconds a task, overhead a task)
     ("a 1,000-task batch of 2 s model calls on 8 workers, 15 ms overhead each", 1000, 8, 2.0, 0.015),
@@ -53,7 +53,7 @@ def _speedup(tasks: int, workers: int, seconds: float, overhead: float) -> float
 
 
 @exercise(
-    "09.speedup",
+    "10.speedup",
     "Predict a batch's speedup on a cluster",
     hint="count the rounds the workers go through, ⌈N/W⌉, with a last round that may not be full (and "
     "more workers than tasks); and charge the overhead to every task, not once for the batch",
@@ -65,7 +65,7 @@ def speedup(predict: Callable[[int, int, float, float], float]) -> Iterator[Case
         yield Case(what, not error and _close(got, want), error or _shown(got))
 
 
-# --- 09.break-even --------------------------------------------------------------------------------
+# --- 10.break-even --------------------------------------------------------------------------------
 
 _BREAK_EVEN_CASES = (  # (what, tasks, workers, overhead a task)
     ("a large batch: 1,000 tasks on 2 workers, 15 ms overhead", 1000, 2, 0.015),
@@ -83,7 +83,7 @@ def _break_even(tasks: int, workers: int, overhead: float) -> float | None:
 
 
 @exercise(
-    "09.break-even",
+    "10.break-even",
     "The step length from which a cluster pays",
     hint="set N·t equal to ⌈N/W⌉·(t + o) and solve for t, with the rounds counted exactly (a small batch "
     "is not a large one); then ask when the equation has no positive answer: one worker, or one task",
@@ -95,20 +95,20 @@ def break_even(find: Callable[[int, int, float], float | None]) -> Iterator[Case
         yield Case(what, not error and _close(got, want), error or _shown(got))
 
 
-# --- 09.travel ------------------------------------------------------------------------------------
+# --- 10.travel ------------------------------------------------------------------------------------
 
 _CENSUS = {"Quillmoor": "4417", "Sallow Reach": "912", "Orrin's Cay": "23050"}  # islands you have not seen
 
 
 def _write(path: Path, census: dict[str, str]) -> None:
-    """The census as notebook 09's exercise keeps it: a table `census(island, people)`."""
+    """The census as notebook 10's exercise keeps it: a table `census(island, people)`."""
     with closing(sqlite3.connect(path)) as db, db:
         db.execute("CREATE TABLE IF NOT EXISTS census (island TEXT PRIMARY KEY, people TEXT)")
         db.executemany("INSERT OR REPLACE INTO census VALUES (?, ?)", census.items())
 
 
 @exercise(
-    "09.travel",
+    "10.travel",
     "An agent that can travel to a worker",
     hint="connect to the census inside the agent's function, each time a step runs (and close it): a "
     "connection (or a lock) held by the agent cannot be pickled, and a census read once when the agent is "
