@@ -19,7 +19,7 @@ computes both curves, for RouteLLM's published GSM8K counts (`ROUTELLM_GSM8K`) a
 counts measured here.
 
 Tasks can be routed between topologies too: one agent for small tasks, a team for large ones
-(the course texts' migration case). `stage_errors` reads a team's traces to say which stage of
+(the textbook's migration case, section 32.3). `stage_errors` reads a team's traces to say which stage of
 the chain goes wrong how often; `by_size` is the policy, a topology of its own, and `split`
 replays it on a comparison's outcomes, to choose its threshold from data without new runs.
 """
