@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 
 from agentlab.course.checks import CheckFailed, check
+from agentlab.course.checks.nb07 import _pick_cases
+from agentlab.evidence import paired_accuracy, sign_test
 from agentlab.experiments import wilson_interval
 
 notebook_code.skip_without_solutions()
@@ -183,14 +185,14 @@ def test_router_share_catches_the_wrong_denominator_a_downhill_coin_and_percenta
 
 def test_pick_passes_the_solution(capsys):
     check("07.pick", solution("pick"))
-    assert "All 7 checks passed." in capsys.readouterr().out
+    assert "All 9 checks passed." in capsys.readouterr().out
 
 
 def test_pick_fails_the_cheapest_row_whatever_its_accuracy(capsys):
     def cheapest(comparison):
         return min(comparison.rows(), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
 
-    with pytest.raises(CheckFailed, match="2 of 7 checks failed"):
+    with pytest.raises(CheckFailed, match="3 of 9 checks failed"):
         check("07.pick", cheapest)
     assert "✗ section 4: 50 tasks, four topologies, 5% errors: got 'chat'" in capsys.readouterr().out
 
@@ -199,21 +201,27 @@ def test_pick_fails_the_most_accurate_row_when_its_lead_is_noise(capsys):
     def most_accurate(comparison):
         return max(comparison.rows(), key=lambda r: (r.accuracy, -r.mean_cost, -r.mean_seconds)).topology
 
-    with pytest.raises(CheckFailed, match="2 of 7 checks failed"):
+    with pytest.raises(CheckFailed, match="3 of 9 checks failed"):
         check("07.pick", most_accurate)
     assert "✗ short tasks, 5% errors: one agent a task behind the team: got 'plan-execute'" in (
         capsys.readouterr().out
     )
 
 
+def rights(comparison, row):
+    return [o.right for o in comparison.outcomes[row.topology]]
+
+
+def paired_with_the_best(comparison, r, best):
+    return r is best or not paired_accuracy(rights(comparison, r), rights(comparison, best)).clear()
+
+
 def test_pick_fails_without_the_latency_tie_break(capsys):
     def cost_only(comparison):
         rows = comparison.rows()
         best = max(rows, key=lambda r: r.accuracy)
-        low, _ = wilson_interval(best.right, best.tasks)
-        return min(
-            (r for r in rows if wilson_interval(r.right, r.tasks)[1] >= low), key=lambda r: r.mean_cost
-        )
+        keep = [r for r in rows if paired_with_the_best(comparison, r, best)]
+        return min(keep, key=lambda r: r.mean_cost)
 
     with pytest.raises(CheckFailed, match="on equal cost at latency"):
         check("07.pick", lambda c: cost_only(c).topology)
@@ -222,48 +230,95 @@ def test_pick_fails_without_the_latency_tie_break(capsys):
 
 
 def pick_by(keep):
-    """pick with another rule for the contenders: `keep(row, best)` instead of overlapping 95% intervals."""
+    """pick with another rule for the contenders: `keep(comparison, row, best)` instead of the paired test."""
 
     def pick(comparison):
         rows = comparison.rows()
         best = max(rows, key=lambda r: r.accuracy)
-        return min((r for r in rows if keep(r, best)), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
+        contenders = [r for r in rows if keep(comparison, r, best)]
+        return min(contenders, key=lambda r: (r.mean_cost, r.mean_seconds)).topology
 
     return pick
 
 
 def within_points(points):
-    return lambda r, best: r.accuracy >= best.accuracy - points / 100
+    return lambda comparison, r, best: r.accuracy >= best.accuracy - points / 100
 
 
-def inside_the_best_interval(r, best):
+def inside_the_best_interval(comparison, r, best):
     low, high = wilson_interval(best.right, best.tasks)
     return low <= r.accuracy <= high
 
 
-def overlapping_68(r, best):
-    low, high = wilson_interval(best.right, best.tasks, z=1.0)
-    r_low, r_high = wilson_interval(r.right, r.tasks, z=1.0)
-    return r_high >= low and r_low <= high
+def overlapping(z):
+    """The rule this exercise used to teach: keep every row whose interval overlaps the best one's."""
+
+    def keep(comparison, r, best):
+        low, high = wilson_interval(best.right, best.tasks, z=z)
+        r_low, r_high = wilson_interval(r.right, r.tasks, z=z)
+        return r_high >= low and r_low <= high
+
+    return keep
+
+
+def sign_test_on_the_totals(comparison, r, best):
+    """The right test on the wrong counts: all the rights, not the disagreements."""
+    return sign_test(best.right, r.right) >= 0.05
+
+
+def one_sided(comparison, r, best):
+    return r is best or paired_accuracy(rights(comparison, r), rights(comparison, best)).p_value / 2 >= 0.05
 
 
 COSTLY_PERFECT = "✗ 20 tasks: a costly topology right on all 20, a cheap one on 16: got 'planner+workers'"
 THOUSAND = "✗ 1,000 tasks: a costly topology right on 960, a cheap one on 920: got 'react'"
+OVERLAP = (
+    "✗ 200 tasks, 130 against 110 right: the intervals overlap, but all 20 disagreements go one way: "
+    "got 'react'"
+)
+APART = (
+    "✗ 100 tasks, 60 against 40 right: the intervals do not overlap, but every task is a disagreement: "
+    "got 'planner+workers'"
+)
 
 
 @pytest.mark.parametrize(
     "rule, lines",
     [
-        (within_points(3), [COSTLY_PERFECT]),
-        (within_points(5), [COSTLY_PERFECT, THOUSAND]),
-        (within_points(25), [THOUSAND]),
-        (inside_the_best_interval, [COSTLY_PERFECT]),
-        (overlapping_68, [COSTLY_PERFECT]),
+        (overlapping(1.959963984540054), [OVERLAP, APART]),
+        (overlapping(1.0), [COSTLY_PERFECT, APART]),
+        (sign_test_on_the_totals, [THOUSAND, OVERLAP]),
+        (one_sided, [APART]),
+        (within_points(3), [COSTLY_PERFECT, APART]),
+        (within_points(5), [COSTLY_PERFECT, THOUSAND, APART]),
+        (within_points(25), [THOUSAND, OVERLAP]),
+        (inside_the_best_interval, [COSTLY_PERFECT, APART]),
     ],
-    ids=["3-points", "5-points", "25-points", "inside-the-best-interval", "68%-intervals"],
+    ids=[
+        "95%-intervals-overlap",
+        "68%-intervals-overlap",
+        "sign-test-on-totals",
+        "one-sided",
+        "3-points",
+        "5-points",
+        "25-points",
+        "inside-the-best-interval",
+    ],
 )
-def test_pick_catches_a_margin_an_accuracy_inside_the_interval_and_a_68_percent_interval(rule, lines, capsys):
+def test_pick_catches_overlapping_intervals_unpaired_counts_and_margins(rule, lines, capsys):
     notebook_code.caught(capsys, "07.pick", pick_by(rule), *lines)
+
+
+def test_the_hand_made_pairs_are_what_their_names_say():
+    overlap, apart = (c for what, c in _pick_cases() if what.startswith(("200 tasks", "100 tasks")))
+    costly, cheap = overlap["planner+workers"], overlap["react"]
+    assert (costly.right, cheap.right) == (130, 110)
+    assert wilson_interval(cheap.right, 200)[1] >= wilson_interval(costly.right, 200)[0]  # they overlap
+    assert paired_accuracy(rights(overlap, costly), rights(overlap, cheap)).p_value < 0.001
+    costly, cheap = apart["planner+workers"], apart["react"]
+    assert wilson_interval(cheap.right, 100)[1] < wilson_interval(costly.right, 100)[0]  # apart
+    p_value = paired_accuracy(rights(apart, costly), rights(apart, cheap)).p_value
+    assert p_value == pytest.approx(0.0569, abs=1e-4)  # 60 to 40 of 100 disagreements: not below 0.05
 
 
 # --- 07.shapes ------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 - `07.react-tokens`: predict what an n-call ReAct loop reads from one measured run;
 - `07.router-share`: the share of queries a coin or a perfect router must send to the strong model
   to reach a target accuracy, from the four pair counts;
-- `07.pick`: choose a topology from a measured comparison: cheapest among the measurably best;
+- `07.pick`: choose a topology from a measured comparison: the cheapest of those the paired test
+  does not find less accurate than the best;
 - `07.shapes`: which topology for which shape of task (a structured answer);
 
 The runs behind the hidden cases are made here, on the simulated LLM, so they are the same every time.
@@ -18,9 +19,9 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 
 from agentlab import world
-from agentlab.compare import Comparison, Row, Setup, compare
+from agentlab.compare import Comparison, Outcome, Row, Setup, compare
 from agentlab.course.checks import Case, attempt, exercise
-from agentlab.experiments import wilson_interval
+from agentlab.evidence import paired_accuracy
 from agentlab.llm import SimulatedLLM
 from agentlab.llm.base import Completion, Usage
 from agentlab.react import ReactRun, Turn, react
@@ -160,22 +161,23 @@ _AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three ag
 
 
 def _pick_answer(comparison: Comparison) -> str:
-    """Among the topologies whose 95% interval overlaps the most accurate one's, the cheapest per
-    task, then the fastest; on a complete tie, the first in the comparison."""
+    """The most accurate topology and every one that the exact McNemar test, on the same tasks, does
+    not find less accurate than it (p >= 0.05): of those, the cheapest per task, then the fastest; on
+    a complete tie, the first in the comparison."""
     rows = comparison.rows()
     best = max(rows, key=lambda r: r.accuracy)
-    low, high = wilson_interval(best.right, best.tasks)
+    right = {name: [o.right for o in runs] for name, runs in comparison.outcomes.items()}
 
-    def overlaps(r) -> bool:
-        r_low, r_high = wilson_interval(r.right, r.tasks)
-        return r_high >= low and r_low <= high
+    def contender(r: Row) -> bool:
+        return r is best or not paired_accuracy(right[r.topology], right[best.topology]).clear()
 
-    return min((r for r in rows if overlaps(r)), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
+    return min((r for r in rows if contender(r)), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
 
 
 @functools.cache  # the runs are deterministic: a learner checking again need not wait for them again
 def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
-    """The comparisons of notebook 07, sections 4 and 7, and two more."""
+    """The comparisons of notebook 07, sections 4 and 7, and hand-made pairs that tell the paired
+    test from an accuracy margin and from intervals that overlap."""
     rng = random.Random(11)
     short = [world.single_task(rng, f"s{i}") for i in range(10)]
     short += [world.chain_task(rng, 2, f"c{i}") for i in range(10)]
@@ -199,47 +201,45 @@ def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
             compare(short, Setup(SimulatedLLM(seed=1, error_rate=0.05), tool_seconds=1.0), agents),
         ),
         ("a comparison of one topology", compare(short[:3], clean, ["plan-execute"])),
-        # where an accuracy margin, "inside the best one's interval" or a 68% interval choose otherwise
+        # (both right, only the costly one, only the cheap one, neither): where a margin of points,
+        # two intervals that overlap, or a test of the totals choose otherwise than the paired test
+        ("20 tasks: a costly topology right on all 20, a cheap one on 16", _paired(16, 4, 0, 0)),
+        ("1,000 tasks: a costly topology right on 960, a cheap one on 920", _paired(920, 40, 0, 40)),
         (
-            "20 tasks: a costly topology right on all 20, a cheap one on 16",
-            _table((20, 20, 0.01), (16, 20, 0.002)),
+            "200 tasks, 130 against 110 right: the intervals overlap, but all 20 disagreements go one way",
+            _paired(110, 20, 0, 70),
         ),
         (
-            "1,000 tasks: a costly topology right on 960, a cheap one on 920",
-            _table((960, 1000, 0.01), (920, 1000, 0.002)),
+            "100 tasks, 60 against 40 right: the intervals do not overlap, but every task is a disagreement",
+            _paired(0, 60, 40, 0),
         ),
     )
 
 
-class _Table(Comparison):
-    """A comparison given by its table alone: rows of fixed numbers instead of runs."""
-
-    def __init__(self, rows: list[Row]):
-        super().__init__(tasks=[], outcomes={})
-        self._rows = rows
-
-    def rows(self) -> list[Row]:
-        return list(self._rows)
-
-
-def _table(*rows: tuple[int, int, float]) -> Comparison:
-    """Rows of (right, tasks, dollars per task), named "planner+workers", "react", ... in turn;
-    each takes 10 s and 3 calls per task."""
-    names = ("planner+workers", "react", "plan-execute")
-    return _Table(
-        [
-            Row(name, tasks, right, 3 * tasks, Usage(), cost * tasks, 10.0 * tasks)
-            for name, (right, tasks, cost) in zip(names, rows, strict=False)
+def _paired(both: int, only_costly: int, only_cheap: int, neither: int) -> Comparison:
+    """Two topologies on the same tasks, given by the four paired counts: "planner+workers" at
+    1,000 input tokens a task, "react" at 200; each task takes 10 s."""
+    count = both + only_costly + only_cheap + neither
+    tasks = [world.single_task(random.Random(i), f"p{i}") for i in range(count)]
+    costly = [True] * (both + only_costly) + [False] * (only_cheap + neither)
+    cheap = [True] * both + [False] * only_costly + [True] * only_cheap + [False] * neither
+    outcomes = {}
+    for name, rights, tokens in (("planner+workers", costly, 1000), ("react", cheap, 200)):
+        call = Completion("", "sim-large", "simulated", Usage(tokens, 10), 1.0)
+        outcomes[name] = [
+            Outcome(task, task.answer if right else "no answer", ((f"{name}1", "agent", call),), 10.0)
+            for task, right in zip(tasks, rights, strict=True)
         ]
-    )
+    return Comparison(tasks, outcomes)
 
 
 @exercise(
     "07.pick",
     "Choose a topology by the numbers",
-    hint="look at which topologies you keep as contenders: every one whose 95% interval overlaps the "
-    "most accurate one's (not an accuracy margin of your own, not 'its accuracy lies inside the best "
-    "one's interval', not a narrower interval); then at cost, and on equal cost at latency",
+    hint="look at which topologies you keep as contenders: the most accurate one, and every one the "
+    "exact McNemar test on the same tasks does not find less accurate than it (p >= 0.05 on the tasks "
+    "the two disagree on; not two intervals that overlap, not the totals, not a margin of points of "
+    "your own); then at cost, and on equal cost at latency",
 )
 def pick(choose: Callable[[Comparison], str]) -> Iterator[Case]:
     for what, comparison in _pick_cases():
