@@ -2,9 +2,9 @@
 
 The fourth pattern of the wiki page's table (notebook 00 names the course's texts). A triage
 agent reads the request and, instead of answering, calls a transfer tool; the tool's result is the
-next agent, which takes over and answers (or hands over again). Nothing runs in parallel and nobody reports back: control moves.
-The shape is openai's swarm (`swarm/core.py`): a transfer is a tool call that returns an agent,
-and the whole loop is ask, append, call tools, switch agent.
+next agent, which takes over and answers (or hands over again). Nothing runs in parallel and
+nobody reports back: control moves. The shape is openai's swarm (`swarm/core.py`): a transfer is a
+tool call that returns an agent, and the whole loop is ask, append, call tools, switch agent.
 
 What the next agent starts from is the design decision, `carry`:
 
