@@ -6,7 +6,8 @@ cases (`agentlab/course/hidden/`), a private /tmp, and a copy of their own submi
 working directory. Nothing else: not the kit's `solutions/`, not other learners' folders, not the
 grader's results. It runs in its own mount, pid, network, ipc and uts namespaces (no network but its
 own loopback; it cannot see, let alone signal, any process outside), in a new session (no terminal
-to type into), and dies with its parent. Run by root, it also gets its own user namespace (uid 65534, no capabilities).
+to type into), and dies with its parent. Run by root, it also gets its own user namespace
+(uid 65534, no capabilities).
 """
 
 from __future__ import annotations

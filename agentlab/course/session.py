@@ -20,6 +20,7 @@ from typing import Any
 
 from agentlab.course import sandbox, wire
 
+START_SECONDS = 60.0  # for the sandbox to start, before the notebook's --timeout begins
 CALL_SECONDS = 60.0  # the most one call of a learner's function may take, whatever a check allows
 
 
@@ -79,7 +80,9 @@ def _same(value: Any) -> Any:
 class Session:
     def __init__(self, cells: list[str], workdir: Path, forbidden: dict[str, list[str]] | None = None):
         self.cells, self.workdir, self.forbidden = cells, Path(workdir), forbidden or {}
-        self.exercise: str | None = None  # the exercise whose cases are running: the kernel forbids its helpers
+        self.exercise: str | None = (
+            None  # the exercise whose cases are running: the kernel forbids its helpers
+        )
         self.process: subprocess.Popen | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="agentlab-scratch-"))
         self.peer: wire.Peer | None = None
@@ -144,18 +147,22 @@ class Session:
     def _learner_ref(self, number: int, kind: str) -> LearnerRef:
         return LearnerRef(self, number, kind)
 
-    def run(self, timeout: float, until: int | None = None) -> Ran:
-        """Run the cells (all, or those before `until`), at most `timeout` seconds in all."""
+    def run(self, timeout: float, until: int | None = None, numbers: list[int] | None = None) -> Ran:
+        """Run the cells (all, or those before `until`), at most `timeout` seconds in all. A message
+        names a cell by its number in `numbers` (the notebook's, counting markdown) + 1."""
         ran = Ran()
+        numbers = numbers or list(range(len(self.cells)))
         if self.peer is None:
             self.start()
         cells = self.cells if until is None else self.cells[:until]
-        deadline, index = time.monotonic() + timeout, -1
+        deadline, index = time.monotonic() + START_SECONDS, -1  # the clock starts with the first cell
         try:
             self.peer.post(("run", cells, self.forbidden))
             while True:
                 message = self.peer.next_message(deadline - time.monotonic())
                 if message[0] == "started":
+                    if index < 0:
+                        deadline = time.monotonic() + timeout
                     index = int(message[1])
                 elif message[0] == "finished" and message[2] is not None:
                     ran.errors[int(message[1])] = (str(message[2][0]), str(message[2][1]))
@@ -163,10 +170,11 @@ class Session:
                     ran.check_calls = [str(c) for c in message[1]]
                     return ran
         except TimeoutError:
-            ran.broken = f"still running after {timeout:g} s (the --timeout), in cell {index + 1}"
+            ran.broken = f"still running after {timeout:g} s (the --timeout), in cell {numbers[index] + 1}"
         except (wire.WireError, OSError, EOFError, Exception) as error:
             code = self.process.wait(timeout=5) if self.process else None
-            ran.broken = f"the kernel died in cell {index + 1}" + (f" (exit code {code})" if code else "")
+            where = numbers[index] + 1 if index >= 0 else 1
+            ran.broken = f"the kernel died in cell {where}" + (f" (exit code {code})" if code else "")
             if not isinstance(error, wire.WireError | OSError | EOFError):
                 ran.broken = f"could not be run: {type(error).__name__}: {str(error)[:120]}"
         ran.stopped_at = max(index, 0)
@@ -181,7 +189,9 @@ class Session:
         if not self.alive:
             raise RuntimeError(f"your notebook's kernel stopped ({self.peer.broken or 'it exited'})")
         try:
-            value, changed = self.peer.ask(("call", number, args, kwargs, self.exercise), timeout=CALL_SECONDS)
+            value, changed = self.peer.ask(
+                ("call", number, args, kwargs, self.exercise), timeout=CALL_SECONDS
+            )
         except (wire.WireError, OSError) as error:
             self.close()
             raise RuntimeError(f"your function ended the kernel ({error})") from None

@@ -31,9 +31,9 @@ from typing import Any
 
 PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 _BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
-_ALLOWED_BUILTINS = {
-    ("builtins", t.__name__) for t in (*_BASES, bytearray, range, slice)
-} | {(c.__module__, c.__name__) for c in (collections.OrderedDict, collections.Counter, collections.deque)}
+_ALLOWED_BUILTINS = {("builtins", t.__name__) for t in (*_BASES, bytearray, range, slice)} | {
+    (c.__module__, c.__name__) for c in (collections.OrderedDict, collections.Counter, collections.deque)
+}
 _ALLOWED_BUILTINS |= {("collections", "defaultdict"), ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath")}
 MAX_FRAME = 64 * 2**20  # a learner's answer larger than 64 MB is refused, not read
 
@@ -192,7 +192,9 @@ class LearnerPickler(pickle.Pickler):
 
 
 def _convertible(obj: Any) -> bool:
-    return isinstance(obj, _BASES) or (type(obj).__module__.split(".")[0] == "numpy" and hasattr(obj, "tolist"))
+    return isinstance(obj, _BASES) or (
+        type(obj).__module__.split(".")[0] == "numpy" and hasattr(obj, "tolist")
+    )
 
 
 def _base_value(obj: Any, base: type) -> Any:
@@ -269,7 +271,9 @@ def rebuild_error(module: str, name: str, message: str, args: tuple, state: dict
     """The exception, on this side, as the kit or Python would have raised it (never an exit)."""
     cls: Any = RuntimeError
     try:
-        if module == "builtins" or (module.startswith("agentlab.") and not module.startswith("agentlab.course")):
+        if module == "builtins" or (
+            module.startswith("agentlab.") and not module.startswith("agentlab.course")
+        ):
             found = importlib.import_module(module)
             for part in name.split("."):
                 found = getattr(found, part)
