@@ -220,7 +220,8 @@ class SimServer(ThreadingHTTPServer):
         except Exception as e:  # the simulator could not read this request: say so, keep serving
             return _error(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
         completion = replace(completion, usage=with_cache(completion.usage, body, completion.model))
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+        asked = {k: v for k, v in body.items() if k != "stream"}  # streamed or not, the same message
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:24]
         message = to_message(completion, f"msg_sim_{digest}")
         headers = (("request-id", f"req_sim_{digest}"),) + (("x-agentlab-mistake", mistake),) * bool(mistake)
         note = _note(completion, mistake)
