@@ -36,8 +36,20 @@ STUB_MESSAGE = "Exercise: write this part, then run the cell again."  # what an 
 LOG_VARIABLE = "AGENTLAB_CHECK_LOG"
 
 
+def _one_line(error: BaseException) -> list[str]:
+    """What Jupyter shows for a check's own error: its name and message on one line, no traceback.
+    The check has printed its verdict above; the checker's frames would only bury it."""
+    return [f"\x1b[0;31m{type(error).__name__}\x1b[0m: {error}"]
+
+
 class CheckFailed(AssertionError):
-    """The answer got at least one hidden case wrong; the message has the hint."""
+    """The answer got at least one hidden case wrong; the message has the hint.
+
+    In Jupyter it shows as one line (IPython honours `_render_traceback_`), and the cell still
+    raises, so "Run All" goes on (the cell is tagged raises-exception) and the grader records it."""
+
+    def _render_traceback_(self) -> list[str]:
+        return _one_line(self)
 
 
 @dataclass(frozen=True)
@@ -123,6 +135,7 @@ def check(exercise_id: str, answer: Any) -> None:
         if passed + failed == 0:
             print("  … not written yet: fill in the part marked in the exercise, then run this cell again.")
             _record(ex.id, "end", status="not done", passed=0, failed=0, detail="")
+            error._render_traceback_ = lambda shown=error: _one_line(shown)  # its frames teach nothing
             raise
         line = f"the next case stopped at a part still left as the stub ({error})"
         print(f"  ✗ {line}")
