@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.course import wire
-from agentlab.course.checks import NOTEBOOKS, STUB_MESSAGE, Case, exercises_of, find, is_stub
+from agentlab.course.checks import MOVED, NAMES, NOTEBOOKS, STUB_MESSAGE, Case, exercises_of, find, is_stub
 from agentlab.course.exercises import CHECK_CALL, METADATA
 
 STATUSES = ("passed", "failed", "not done", "error")
@@ -79,9 +79,16 @@ class Graded:
         return sum(r.status == "passed" for r in self.results)
 
 
+RENAMED = {"08_guardrails": "09_guardrails", "09_across_machines": "10_across_machines"}  # old name -> new
+
+
 def notebook_number(path: Path | str) -> str | None:
     """The exercise notebook a file is, from its name: "06" for `06_error_propagation.ipynb` (also
-    `alice_06_error_propagation.ipynb`), or None."""
+    `alice_06_error_propagation.ipynb`), or None. A name from before the renumbering
+    (`08_guardrails.ipynb`) gives the notebook's new number."""
+    for old, new in RENAMED.items():
+        if old in Path(path).name:
+            return new[:2]
     for number in NUMBER.findall(Path(path).name):
         if number in NOTEBOOKS:
             return number
@@ -114,6 +121,10 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
         graded.broken = "not a notebook: the file is not valid JSON"
     except (OSError, ValueError) as error:
         graded.broken = f"not a notebook: {str(error).splitlines()[0][:120]}"
+    if not graded.broken and (why := old_numbering(path, nb)):
+        graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
+        graded.broken = why
+        return graded
     if not graded.broken and (other := holds_another(nb, number)):
         graded.broken = (
             f"this file holds notebook {other}'s exercises, saved under {number}: rename it {other}_….ipynb"
@@ -150,6 +161,27 @@ def read_cells(path: Path) -> list[Cell]:
         named = (meta.get(METADATA) or {}).get("checks", []) if isinstance(meta.get(METADATA), dict) else []
         cells.append(Cell(str(cell.get("cell_type", "")), source, tuple(map(str, named))))
     return cells
+
+
+def old_numbering(path: Path | str, nb: list[Cell]) -> str:
+    """Why `nb` is an exercise notebook saved before the course was renumbered, naming where its
+    exercises are now; "" if it is not one. Grading it as the new notebook of its number would mark
+    every exercise not done without saying why."""
+    name = Path(path).name
+    for old, new in RENAMED.items():
+        if old in name:
+            return (
+                f"{old} is from before the course was renumbered: it is now exercises/{new}.ipynb; "
+                "copy your answers there"
+            )
+    ids = {i for c in nb for i in c.checks}
+    ids |= {i for c in nb if c.kind == "code" for i in CHECK_CALL.findall(c.source)}
+    old_ids = sorted(i for i in ids if i in MOVED)
+    if not old_ids:
+        return ""
+    where = sorted({f"exercises/{NAMES[MOVED[i][:2]]}.ipynb" for i in old_ids})
+    now = ", ".join(f"{i} is now {MOVED[i]}" for i in old_ids)
+    return f"from before the course was renumbered ({now}): copy those answers into {' and '.join(where)}"
 
 
 def holds_another(nb: list[Cell], number: str) -> str | None:
