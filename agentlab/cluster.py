@@ -1,4 +1,4 @@
-"""Across machines: steps and whole tasks on a Dask cluster (notebook 09).
+"""Across machines: steps and whole tasks on a Dask cluster (notebook 10).
 
 Two ways to use more than one process, with the same code on one laptop and on a real cluster,
 and what to look at once they do:
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import pickle
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -45,21 +46,36 @@ def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
     A worker that dies fails the task it was running at once: Dask's own silent resubmission
     (`distributed.scheduler.allowed-failures`) is switched off for this cluster, so the trace
     shows the failure and the run's recovery policies decide what happens next. The HTTP port
-    is any free one (`:0`), so two clusters on one machine never collide."""
+    is any free one (`:0`), so two clusters on one machine never collide.
+
+    Dask's own log lines are held back while the cluster runs (only CRITICAL ones are written):
+    its scheduler runs on a thread of the notebook's kernel, which prints into the cell that
+    started the cluster, so a worker killed later showed a red "workers died" line under an
+    unrelated cell. What happened is in the run's trace and failures instead."""
     number(workers, "local_cluster's workers", minimum=1, whole=True)
     number(threads, "local_cluster's threads", minimum=1, whole=True)
     import dask
     from distributed import Client, LocalCluster
 
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=threads, processes=True, dashboard_address=":0"
-        )
+    logger = logging.getLogger("distributed")  # the scheduler's and the nannies', in this process
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
     try:
-        with Client(cluster) as client:
-            yield client
+        with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=threads,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.CRITICAL,  # the worker processes' own
+            )
+        try:
+            with Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
     finally:
-        cluster.close()
+        logger.setLevel(level)
 
 
 def context_bytes(run: Any) -> dict[str, int]:

@@ -4,10 +4,16 @@ Each step is a row of fields: id, role, instruction, the ids it depends on,
 its duration on the virtual clock and its chance of success. Every change
 rebuilds the plan from the rows and validates it. A broken plan (a cycle, a
 dependency on a step that does not exist, a duplicate id) shows its
-`PlanError` as a message, and the last valid plan stays on screen. For a
-valid plan the editor draws the DAG with its critical path, gives the
-makespan on the chosen number of workers and the chance that every step
-succeeds; Run executes the plan and draws who ran what when.
+`PlanError` as a message, the last valid plan's picture stays on screen, and
+nothing runs until the plan is fixed. For a valid plan the editor draws the
+DAG with its critical path, gives the makespan on the chosen number of
+workers and the chance that every step succeeds; Run executes the plan and
+draws who ran what when.
+
+With `approval=True` (notebook 03) the editor is a checkpoint for a human:
+a planner's plan is shown before anything runs, the learner edits it or
+approves it as it is, and Run runs exactly the approved plan. An edit after
+approval withdraws it.
 
 It is plain Python over ipywidgets: setting a field's `.value` or calling
 `Button.click()` does what a learner's edit or click does, which is how the
@@ -64,6 +70,8 @@ class StepRow:
     success: widgets.BoundedFloatText
     remove: widgets.Button
     box: widgets.HBox
+    tool: str | None = None  # a direct tool call and its arguments ride along unedited
+    args: Mapping | None = None
 
     @property
     def fields(self) -> list[widgets.ValueWidget]:
@@ -77,6 +85,8 @@ class StepRow:
             self.role.value,
             self.instruction.value.strip(),
             depends_on=tuple(ids),
+            tool=self.tool,
+            args=dict(self.args or {}),
             duration=self.duration.value,
         )
 
@@ -101,6 +111,8 @@ def step_row(step: Step, roles: list[str], duration: float, success: float) -> S
         success=sized(widgets.BoundedFloatText(success, min=0, max=1, step=0.01), "p(success)", "agentlab-p"),
         remove=widgets.Button(icon="trash", tooltip="remove this step", layout=widgets.Layout(width="36px")),
         box=widgets.HBox(),
+        tool=step.tool,
+        args=step.args,
     )
     row.box.children = [*row.fields, row.remove]
     row.box.add_class("agentlab-step")
@@ -133,10 +145,17 @@ class PlanEditor:
 
     `editor.plan` is the last valid plan and `editor.error` the current
     problem ("" when the rows form a valid plan); `editor.last_run` is the
-    `Run` from the last click on Run.
+    `Run` from the last click on Run. With `approval=True`, `editor.approved`
+    is the plan the learner approved (None until then), and only it runs.
     """
 
-    def __init__(self, plan: Plan | None = None, team: Mapping[str, Agent] = STUB_TEAM, workers: int = 2):
+    def __init__(
+        self,
+        plan: Plan | None = None,
+        team: Mapping[str, Agent] = STUB_TEAM,
+        workers: int = 2,
+        approval: bool = False,
+    ):
         number(workers, "workers", minimum=1, whole=True)
         plan = stub_planner(DEFAULT_TASK) if plan is None else plan
         Plan(plan.steps, roles=team)  # every role needs an agent in this team, else a PlanError
@@ -144,6 +163,8 @@ class PlanEditor:
         self.plan = plan
         self.error = ""
         self.last_run: Run | None = None
+        self.approval = approval
+        self.approved: Plan | None = None
         self._drawn: Plan | None = None  # the plan the DAG picture shows
 
         # each CSS class is a handle for the browser test
@@ -152,6 +173,9 @@ class PlanEditor:
         self.add_button = widgets.Button(description="add step", icon="plus")
         self.run_button = widgets.Button(description="Run", icon="play", button_style="primary")
         self.run_button.add_class("agentlab-run")
+        self.approve_button = widgets.Button(description="Approve", icon="check", button_style="success")
+        self.approve_button.add_class("agentlab-approve")
+        self.approve_button.on_click(lambda _: self.approve())
         self.message = widgets.HTML().add_class("agentlab-message")
         self.summary = widgets.HTML().add_class("agentlab-summary")
         self.run_status = widgets.HTML().add_class("agentlab-run-status")
@@ -171,7 +195,8 @@ class PlanEditor:
             widgets.HTML(f"<b>{name}</b>", layout=widgets.Layout(width=f"{px}px"))
             for name, px in COLUMNS.items()
         ]
-        controls = widgets.HBox([self.add_button, self.workers, self.run_button])
+        approve = [self.approve_button] if approval else []
+        controls = widgets.HBox([self.add_button, self.workers, *approve, self.run_button])
         shown = [self.message, self.summary, self.dag, self.run_status, self.timeline]
         self.widget = widgets.VBox([widgets.HBox(header), self._rows_box, controls, *shown])
         self.refresh()
@@ -218,6 +243,8 @@ class PlanEditor:
         except PlanError as e:
             self.error = str(e)
             self.message.value = f'<span style="color:#b00020">&#9888; {html.escape(self.error)}</span>'
+            self.summary.value = "<i>Not a valid plan: no figures until it is fixed.</i>"
+            self._show_timeline(None)
             return
         self.plan, self.error = plan, ""
         self.message.value = '<span style="color:#2e7d32">&#10003; valid plan</span>'
@@ -238,16 +265,42 @@ class PlanEditor:
         if self.last_run is None or self.last_run.plan != plan or self.last_run.workers != k:
             self._show_timeline(None)  # a timeline is only shown for the plan and workers on screen
 
-    def run(self) -> Run:
-        """Run the current (last valid) plan on the chosen number of workers and draw its timeline."""
-        self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)
+    def approve(self) -> Plan | None:
+        """Approve the plan on screen as it is now; None (and a message) if it is not valid."""
+        self.approved = None if self.error else self.plan
+        self._show_timeline(None)
+        return self.approved
+
+    def _blocked(self) -> str:
+        """Why Run must not run now ("" when it may)."""
+        if self.error:
+            return "Not run: the plan on screen is not valid (see the message above)."
+        if self.approval and self.approved != self.plan:
+            edited = "it was edited after approval" if self.approved else "nobody has approved it yet"
+            return f"Not run: {edited}. Check it, edit it if needed, then click <b>Approve</b>."
+        return ""
+
+    def run(self) -> Run | None:
+        """Run the plan on screen on the chosen number of workers and draw its timeline.
+
+        Nothing runs while the plan is invalid or, with approval, not (or no longer) approved:
+        the editor says why and returns None."""
+        if self._blocked():
+            self._show_timeline(None)
+            return None
+        self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)  # == approved, if asked
         self._show_timeline(self.last_run)
         return self.last_run
 
     def _show_timeline(self, run: Run | None) -> None:
         if run is None:
             self.timeline.layout.display = "none"
-            self.run_status.value = "Click <b>Run</b> to run this plan and see its timeline."
+            blocked = self._blocked()
+            self.run_button.disabled = bool(blocked)
+            ready = "Click <b>Run</b> to run"
+            if self.approval:
+                ready = "Approved: click <b>Run</b> to run exactly"
+            self.run_status.value = blocked or f"{ready} this plan and see its timeline."
             return
         rows = min(run.workers, len(run.plan))
         self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
@@ -319,8 +372,11 @@ class ReliabilityExplorer:
     def refresh(self) -> None:
         """Recompute the figures and redraw the plot for the sliders' current values."""
         n, q, step = self.n.value, self.q.value, self.step_success
-        winner = "the chain wins" if self.chain > q else "one agent wins"
-        if self.crossover == 0:
+        tie = math.isclose(self.chain, q, rel_tol=1e-9, abs_tol=1e-12)  # within rounding: neither wins
+        winner = "it is a tie" if tie else "the chain wins" if self.chain > q else "one agent wins"
+        if self.crossover == 0 and math.isclose(step, q, rel_tol=1e-9, abs_tol=1e-12):
+            verdict = "a tie at every length" if q == 1 else "the chain never wins (a tie at n = 1)"
+        elif self.crossover == 0:
             verdict = "one agent wins at every length"
         elif self.crossover == math.inf:
             verdict = "the chain never falls below one agent"

@@ -1,6 +1,9 @@
 """Steps and tasks on a Dask cluster (one 2-worker LocalCluster for the whole file) give what
 threads give; what cannot travel and a worker that dies are failed steps with a reason."""
 
+import contextlib
+import io
+import logging
 import os
 import pickle
 import signal
@@ -150,6 +153,19 @@ def test_an_agent_that_cannot_be_pickled_is_a_failed_step_that_says_what_holds_w
     assert "Traceback" not in run.reason and run.outputs  # the steps before it are kept
 
 
+@contextlib.contextmanager
+def dask_log():
+    """What Dask logs in this process (in a notebook, its handler prints into the cell that
+    started the cluster, whichever cell is running now)."""
+    printed = io.StringIO()
+    handler = logging.StreamHandler(printed)
+    logging.getLogger("distributed").addHandler(handler)
+    try:
+        yield printed
+    finally:
+        logging.getLogger("distributed").removeHandler(handler)
+
+
 def test_a_step_whose_worker_is_killed_fails_with_that_reason_and_retry_recovers_it(client, tmp_path):
     task = make_tasks(5, seed=2)[1]
     llm = SimulatedLLM(seed=7)
@@ -165,7 +181,10 @@ def test_a_step_whose_worker_is_killed_fails_with_that_reason_and_retry_recovers
     team["writer"] = Agent("writer", write_or_die, description=writer.description)
     expected = orchestrate(task.question, LLMPlanner(llm, world_team(llm)), world_team(llm))
     pool = client.get_executor()
-    run = orchestrate(task.question, LLMPlanner(llm, team), team, pool=pool, recovery=[Retry(1)])
+    with dask_log() as printed:
+        run = orchestrate(task.question, LLMPlanner(llm, team), team, pool=pool, recovery=[Retry(1)])
+        time.sleep(0.5)  # the nanny's restart of the killed worker logs too
+    assert "died" not in printed.getvalue() and "ERROR" not in printed.getvalue(), printed.getvalue()
     assert marker.exists()
     [(step, role, failure)] = run.failures
     assert role == "writer" and "the worker running it died (KilledWorker" in failure.message

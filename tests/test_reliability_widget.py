@@ -59,6 +59,21 @@ def test_a_retry_per_step_lifts_every_step_and_the_crossover():
     assert "step 99.0% with 1 retry" in text(explorer.summary)
 
 
+@pytest.mark.parametrize(
+    "p, n, q, verdict",
+    [
+        (0.5, 2, 0.25, "the chain wins up to n = 1 steps"),  # 0.5 ** 2 == 0.25 exactly
+        (0.6, 1, 0.6, "the chain never wins (a tie at n = 1)"),
+        (1.0, 3, 1.0, "a tie at every length"),
+    ],
+)
+def test_a_tie_is_called_a_tie_not_a_win(p, n, q, verdict):
+    explorer = ReliabilityExplorer(p=p, n=n, q=q)
+    shown = text(explorer.summary)
+    assert f"at n = {n} it is a tie" in shown
+    assert "one agent wins" not in shown and verdict in shown
+
+
 def test_a_perfect_step_never_loses():
     explorer = ReliabilityExplorer(p=1.0)
     assert explorer.crossover == math.inf

@@ -73,11 +73,13 @@ def test_a_cycle_is_named_and_the_last_valid_plan_stays(editor):
     assert editor.error in text(editor.message)
     assert "Traceback" not in editor.message.value
     assert editor.plan == valid
-    assert editor.summary.value == summary and editor.dag.value == dag
+    assert editor.dag.value == dag  # the picture is still the last valid plan...
+    assert "not a valid plan" in text(editor.summary).lower()  # ...and the figures say they are gone
 
     row(editor, "s1").depends_on.value = ""  # fixing it brings the editor back
     assert editor.error == ""
     assert "valid plan" in text(editor.message)
+    assert editor.summary.value == summary
 
 
 def test_a_missing_dependency_is_named_and_the_last_valid_plan_stays(editor):
@@ -163,11 +165,29 @@ def test_run_draws_the_timeline_of_a_real_run_on_the_chosen_workers(editor):
     assert editor.last_run.summary() in text(editor.run_status)
 
 
-def test_run_while_the_rows_are_broken_runs_the_last_valid_plan(editor):
-    row(editor, "s3").depends_on.value = "nowhere"
+def test_an_invalid_plan_on_screen_says_so_and_run_runs_nothing(editor):
+    row(editor, "s1").depends_on.value = "s4"  # a cycle
+    editor.workers.value = 1  # a summary for 2 workers would now be wrong twice over
+    shown = text(editor.summary)
+    assert "makespan" not in shown and "2 workers" not in shown
+    assert "not a valid plan" in shown.lower()
     editor.run_button.click()
-    assert editor.last_run.plan == editor.plan
-    assert editor.last_run.plan["s3"].depends_on == ("s1",)
+    assert editor.last_run is None  # nothing ran: not the last valid plan either
+    assert "Not run: the plan on screen is not valid" in text(editor.run_status)
+    assert editor.run_button.disabled
+    assert editor.run() is None
+
+    row(editor, "s1").depends_on.value = ""  # fixed: Run works again, on 1 worker
+    assert not editor.run_button.disabled
+    editor.run_button.click()
+    assert editor.last_run.workers == 1 and editor.last_run.status == "done"
+
+
+def test_an_invalid_plan_hides_the_timeline_of_an_earlier_run(editor):
+    editor.run_button.click()
+    row(editor, "s3").depends_on.value = "nowhere"
+    assert editor.timeline.layout.display == "none"
+    assert "not valid" in text(editor.run_status)
 
 
 def test_the_editor_leaks_no_figures(editor):

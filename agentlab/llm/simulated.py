@@ -24,7 +24,7 @@ training buys. It knows no more of the world (when it does not slip, its plans a
 profiles' plans, word for word), and on agent turns it is an ordinary small model, with
 "sim-small"'s slips. It is quicker than the large model and priced between the two.
 
-**Planted instructions** (notebook 08). With `injection_susceptibility` > 0 it models a model
+**Planted instructions** (notebook 09). With `injection_susceptibility` > 0 it models a model
 that can be talked into things: when the newest message it reads spells out a call to one of
 its tools in a planted note (`world.injection`), it does what the note asks with this
 probability, and still reads the data around the note correctly. At 0 (the default), or with

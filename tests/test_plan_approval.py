@@ -1,0 +1,79 @@
+"""Approving the plan itself (notebook 03): a planner's plan is shown in the live editor before
+anything runs; the learner edits it or approves it as it is; Run runs exactly what was approved.
+Driven without a kernel, as a learner's edits and clicks would drive it."""
+
+import html
+import re
+
+import pytest
+
+from agentlab import world
+from agentlab.agents import world_team
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.planners import LLMPlanner
+from agentlab.widgets import PlanEditor
+
+
+def text(widget) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", widget.value))
+
+
+@pytest.fixture
+def proposed():
+    """The simulated planner's plan for a fan-out task, and its team."""
+    llm = SimulatedLLM(seed=0)
+    team = world_team(llm)
+    task = next(t for t in world.make_tasks(30, seed=0) if t.family == "fanout")
+    return LLMPlanner(llm, team)(task.question), team
+
+
+def test_nothing_runs_before_the_plan_is_approved(proposed):
+    plan, team = proposed
+    editor = PlanEditor(plan, team, workers=2, approval=True)
+    assert editor.approved is None
+    assert editor.run_button.disabled
+    assert "nobody has approved it yet" in text(editor.run_status)
+    editor.run_button.click()
+    assert editor.last_run is None
+
+
+def test_an_approved_plan_runs_exactly_as_shown_tool_steps_and_all(proposed):
+    plan, team = proposed
+    assert any(step.tool for step in plan)  # the LLM's direct tool calls survive the editor
+    editor = PlanEditor(plan, team, workers=2, approval=True)
+    assert [(s.id, s.role, s.instruction, s.depends_on, s.tool, dict(s.args)) for s in editor.plan] == [
+        (s.id, s.role, s.instruction, s.depends_on, s.tool, dict(s.args)) for s in plan
+    ]
+    editor.approve_button.click()
+    assert editor.approved == editor.plan
+    assert "Approved" in text(editor.run_status) and not editor.run_button.disabled
+    editor.run_button.click()
+    assert editor.last_run is not None and editor.last_run.status == "done"
+    assert editor.last_run.plan == editor.approved
+
+
+def test_an_edit_withdraws_the_approval_until_the_edited_plan_is_approved(proposed):
+    plan, team = proposed
+    editor = PlanEditor(plan, team, workers=2, approval=True)
+    editor.approve_button.click()
+    last = editor.rows[-1]
+    last.instruction.value = "Give the total alone, as a number."
+    assert editor.approved != editor.plan
+    assert "edited after approval" in text(editor.run_status)
+    editor.run_button.click()
+    assert editor.last_run is None  # neither the old approval nor the unapproved edit runs
+
+    editor.approve_button.click()
+    editor.run_button.click()
+    assert editor.last_run.plan == editor.approved
+    assert editor.last_run.plan[last.id.value].instruction == "Give the total alone, as a number."
+
+
+def test_an_invalid_plan_cannot_be_approved(proposed):
+    plan, team = proposed
+    editor = PlanEditor(plan, team, workers=2, approval=True)
+    editor.rows[0].depends_on.value = editor.rows[-1].id.value  # a cycle
+    editor.approve_button.click()
+    assert editor.approved is None
+    editor.run_button.click()
+    assert editor.last_run is None
