@@ -16,7 +16,9 @@ names its exercises in its metadata (`{"agentlab": {"checks": [...]}}`): the gra
 that to say which exercise a cell's error belongs to, never to decide what passed.
 
 Everything else is kept as it is. Outputs and execution counts are dropped: a learner
-runs the exercise. `agentlab course build` writes `exercises/` from `solutions/`;
+runs the exercise. The kernelspec is the one the installed kernel writes (`KERNELSPEC`), so
+JupyterLab does not mark a notebook modified the moment its kernel starts.
+`agentlab course build` writes `exercises/` from `solutions/`;
 `agentlab course check` fails when a committed exercise differs from what build writes.
 Grading lives in `grading.py`.
 """
@@ -38,6 +40,8 @@ SOLUTION_ONLY = "solution-only"
 RAISES = "raises-exception"  # Jupyter's tag for "this cell may raise; run on past it"
 METADATA = "agentlab"  # a check cell's metadata names its exercises; Jupyter keeps it as the cell is edited
 CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
+# What the installed ipykernel writes; a notebook that stores anything else is marked modified on open.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 class CourseError(ValueError):
@@ -74,6 +78,7 @@ def exercise_markdown(source: str) -> str:
 def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
     """The exercise notebook for one solution notebook."""
     metadata = {k: v for k, v in solution.metadata.items() if k != "widgets"}  # no stored widget state
+    metadata["kernelspec"] = dict(KERNELSPEC)
     exercise = nbformat.v4.new_notebook(metadata=metadata)
     for i, cell in enumerate(solution.cells):
         tags = list(cell.get("metadata", {}).get("tags", []))
