@@ -260,7 +260,7 @@ def _tidy(path: Path) -> None:
 
 _TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
 _SECONDS = {"type": "number", "minimum": 0}
-_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 
 
 def _row(*items: dict) -> dict:

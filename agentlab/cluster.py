@@ -1,4 +1,4 @@
-"""Across machines: steps and whole tasks on a Dask cluster (notebook 09).
+"""Across machines: steps and whole tasks on a Dask cluster (notebook 10).
 
 Two ways to use more than one process, with the same code on one laptop and on a real cluster,
 and what to look at once they do:

@@ -1,5 +1,5 @@
-"""Pictures for notebook 07: one agent against a team, routing between two models, and what one
-context has to hold.
+"""Pictures for notebooks 07 and 08: one agent against a team, routing between two models, and what
+one context has to hold.
 
 Each function draws on the Axes it is given (or a new one), returns it, gives it a title (or a
 title per panel), colours a topology the same way in every picture, so a notebook can put them

@@ -238,7 +238,7 @@ def chat_system(world: str) -> str:
     return _agent(world) + " Answer the question."
 
 
-# --- handing a conversation over (notebook 07, handoffs) ---------------------------------------
+# --- handing a conversation over (notebook 08, handoffs) ---------------------------------------
 # `handoffs` names the transfer tools and writes a specialist's first message; the simulator reads
 # the tool names (which specialist it can hand over to) and, as any agent, the message.
 
@@ -266,7 +266,7 @@ def handoff_request(note: str, source: str, intent: str | None = None) -> str:
     return f"{_REQUEST} {intent.strip()}\n\n{noted}" if intent is not None else noted
 
 
-# --- a tool result that comes with its page (notebook 07, context isolation) ---------------------
+# --- a tool result that comes with its page (notebook 08, context isolation) ---------------------
 # `react.world_tools(page_tokens=...)` writes it; the simulator reads the fact back.
 
 _SOURCE_PAGE = "\n\nSource page:\n"

@@ -15,7 +15,7 @@ which bound stopped the loop if it did not finish.
 
 The world's lookup returns one name or number. A real service returns a page around the fact
 (a record, a JSON document, a web page); `world_tools(page_tokens=...)` gives a lookup that does,
-so that what one context has to carry can be measured (notebook 07, context isolation).
+so that what one context has to carry can be measured (notebook 08, context isolation).
 """
 
 from __future__ import annotations

@@ -133,10 +133,10 @@ def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, t
 
 def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
     assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
-    assert exercises_of("09") == ["09.speedup", "09.break-even", "09.travel"]
+    assert exercises_of("10") == ["10.speedup", "10.break-even", "10.travel"]
     assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 32
-    with pytest.raises(KeyError, match="no exercise notebook '10'"):
-        exercises_of("10")
+    with pytest.raises(KeyError, match="no exercise notebook '11'"):
+        exercises_of("11")
 
 
 # --- what the checks say, across all 32 --------------------------------------------------------
@@ -166,15 +166,15 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "07.router-share": ("07_one_agent_or_a_team", "strong_share"),
     "07.pick": ("07_one_agent_or_a_team", "pick"),
     "07.shapes": ("07_one_agent_or_a_team", "=choice", 'check("07.shapes"'),
-    "07.threshold": ("07_one_agent_or_a_team", "choose_threshold"),
-    "07.handoff-audit": ("07_one_agent_or_a_team", "lost_requests"),
-    "08.denied": ("08_guardrails", "denied"),
-    "08.policy": ("08_guardrails", "clerk_only"),
-    "08.sanitise": ("08_guardrails", "sanitise"),
-    "08.safe-replan": ("08_guardrails", "sanitise", "safe_replan"),
-    "09.speedup": ("09_across_machines", "speedup"),
-    "09.break-even": ("09_across_machines", "break_even"),
-    "09.travel": ("09_across_machines", "census_clerk"),
+    "08.threshold": ("08_migration_and_handoffs", "choose_threshold"),
+    "08.handoff-audit": ("08_migration_and_handoffs", "lost_requests"),
+    "09.denied": ("09_guardrails", "denied"),
+    "09.policy": ("09_guardrails", "clerk_only"),
+    "09.sanitise": ("09_guardrails", "sanitise"),
+    "09.safe-replan": ("09_guardrails", "sanitise", "safe_replan"),
+    "10.speedup": ("10_across_machines", "speedup"),
+    "10.break-even": ("10_across_machines", "break_even"),
+    "10.travel": ("10_across_machines", "census_clerk"),
 }
 
 

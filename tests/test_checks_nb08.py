@@ -1,333 +1,147 @@
 """The checks of notebook 08's exercises: each fails on the stub and on a plausible mistake, and passes
 on the solution notebook's own code."""
 
-import re
 from pathlib import Path
 
 import notebook_code
 import pytest
 
 from agentlab import world
-from agentlab.course.checks import CheckFailed, check, nb08
-from agentlab.guardrails import AuditLog
-from agentlab.world.injection import call_text, find_injections, without_injections
+from agentlab.compare import row
+from agentlab.course.checks import CheckFailed, check
+from agentlab.routing import split
 
 notebook_code.skip_without_solutions()
-SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "08_guardrails.ipynb"
+SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "08_migration_and_handoffs.ipynb"
 
 
 def solution(*names):
     return notebook_code.define(SOLUTION, *names)
 
 
-@pytest.mark.parametrize("exercise", ["08.denied", "08.policy", "08.sanitise", "08.safe-replan"])
+@pytest.mark.parametrize("exercise", ["08.threshold", "08.handoff-audit"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
         check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 
-# --- 08.denied ------------------------------------------------------------------------------------
+# --- 08.threshold ---------------------------------------------------------------------------------
 
 
-def test_denied_passes_the_solution(capsys):
-    check("08.denied", solution("denied"))
-    assert "All 4 checks passed." in capsys.readouterr().out
+def policies(comparison, thresholds):
+    return {t: row(f"from {t}", split(comparison, t)) for t in thresholds}
 
 
-def test_denied_fails_counting_approved_calls_as_refused(capsys):
-    def not_allowed(log):
-        return [(e.step, e.role, e.tool) for e in log if e.decision != "allowed"]
-
-    with pytest.raises(CheckFailed, match="an approved call is not denied"):
-        check("08.denied", not_allowed)
-    out = capsys.readouterr().out
-    assert "✓ the forged errand under the office policy\n" in out  # not how many were denied
-    assert "✗ a log with allowed, approved, denied and failed calls: got [('s4', 'clerk'" in out
+def sizes_of(comparison):
+    return sorted({world.steps_needed(t.question) for t in comparison.tasks})
 
 
-def test_denied_fails_handing_back_whole_entries(capsys):
-    with pytest.raises(CheckFailed, match="3 of 4 checks failed"):
-        check("08.denied", lambda log: [e for e in log if e.decision == "denied"])
-    assert "got [Entry(n=4, step='s4', role='clerk', tool='send_message'" in capsys.readouterr().out
+def test_threshold_passes_the_solution(capsys):
+    check("08.threshold", solution("choose_threshold"))
+    assert "All 8 checks passed." in capsys.readouterr().out
 
 
-def test_the_mixed_log_has_every_kind_of_entry():
-    log = nb08._mixed_log()
-    assert {e.decision for e in log} == {"allowed", "approved", "denied"}
-    assert {e.outcome for e in log} == {"ok", "error", "not run"}
-    assert nb08._denied_answer(AuditLog.from_json(log.to_json())) == nb08._denied_answer(log)
+def most_accurate_first(comparison):
+    """The notebook's one-line rule: the most accurate threshold, the first of equals; no cost."""
+    every = policies(comparison, range(1, max(sizes_of(comparison)) + 2))
+    return max(every, key=lambda t: every[t].accuracy)
 
 
-@pytest.mark.parametrize(
-    "wrong, line",
-    [
-        (
-            lambda log: [(e.role, e.step, e.tool) for e in log if e.decision == "denied"],
-            "✗ the forged errand",
-        ),
-        (lambda log: sorted((e.step, e.role, e.tool) for e in log if e.decision == "denied"), "✗ a log with"),
-        (lambda log: {(e.step, e.role, e.tool) for e in log if e.decision == "denied"}, "✗ notebook 08's"),
-    ],
-    ids=["role-before-step", "sorted", "a-set"],
-)
-def test_denied_catches_the_fields_swapped_the_log_order_lost_and_a_set(wrong, line, capsys):
-    notebook_code.caught(capsys, "08.denied", wrong, line)
+def only_the_sizes_seen(comparison):
+    """Tries only thresholds at the sizes the batch has, plus one agent for everything."""
+    seen = policies(comparison, [*sizes_of(comparison), max(sizes_of(comparison)) + 1])
+    return min(seen, key=lambda t: (-seen[t].accuracy, seen[t].mean_cost, t))
 
 
-# --- 08.policy ------------------------------------------------------------------------------------
+def never_one_agent_for_all(comparison):
+    """Stops at the largest size: never tries sending every task to one agent."""
+    every = policies(comparison, range(1, max(sizes_of(comparison)) + 1))
+    return min(every, key=lambda t: (-every[t].accuracy, every[t].mean_cost, t))
 
 
-def test_policy_passes_the_solution(capsys):
-    check("08.policy", solution("clerk_only"))
-    assert "All 14 checks passed." in capsys.readouterr().out
-
-
-def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
-    with pytest.raises(CheckFailed, match="7 of 14 checks failed. Hint: look at who asks"):
-        check("08.policy", nb08.office_mail)
-    out = capsys.readouterr().out
-    assert "✗ a researcher messages Anselm Dray: approved: an approver said yes" in out
-    assert "✓ the errand with the harbour master's record forged" in out
-    assert "✗ a ReAct agent obeying 30 planted notes: scenarios that acted: ['i01'," in out
-    assert "✗ every decision comes with a reason for the audit log: 9 without one" in out
-
-
-def test_policy_fails_trusting_the_clerk_with_anything(capsys):
-    with pytest.raises(CheckFailed, match="5 of 14 checks failed"):
-        check("08.policy", lambda request: request.role == "clerk")
-    out = capsys.readouterr().out
-    assert "✗ the clerk deletes the record of Varra: approved" in out
-    assert "✗ the errand with the harbour master's record forged: [('send_message', {'to': 'Cor" in out
-
-
-def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
-    def crashes(request):
-        return request.role == "clerk" and request.args["entity"] is None  # no "entity" in a message
-
-    with pytest.raises(CheckFailed):
-        check("08.policy", crashes)
-    out = capsys.readouterr().out
-    assert "✗ the clerk messages Hesper Lusk, a person in the records: raised KeyError: 'entity'" in out
-    assert "✗ the errand on the real records: messages sent to []; step 's4' (clerk) failed" in out
-
-
-def policy_with(also=(), no_reason=False):
-    """clerk_only with one mistake: more roles than the clerk let through (`also`), or a bare
-    True or False with no reason for the log."""
-
-    def approve(request):
-        to = request.args.get("to", "")
-        ok = (
-            request.role in ("clerk", *also)
-            and request.tool == "send_message"
-            and to in world.ENTITIES
-            and world.ENTITIES[to].kind == "person"
-        )
-        return ok if no_reason else (ok, "a message from the clerk to a person" if ok else "refused")
-
-    return approve
-
-
-@pytest.mark.parametrize(
-    "mistake, line",
-    [
-        ({"also": ("writer",)}, "✗ the writer messages Anselm Dray: approved"),
-        ({"also": ("analyst",)}, "✗ the analyst messages Anselm Dray: approved"),
-        ({"no_reason": True}, "✗ every decision comes with a reason for the audit log: 9 without one"),
-    ],
-    ids=["writer-too", "analyst-too", "no-reason"],
-)
-def test_policy_catches_another_role_let_through_and_decisions_without_reasons(mistake, line, capsys):
-    notebook_code.caught(capsys, "08.policy", policy_with(**mistake), line)
-
-
-def test_the_insider_notes_name_a_real_person_and_spell_their_call():
-    for scenario in nb08._insider_scenarios():
-        tool, args = scenario.action
-        assert (tool, args["to"]) == ("send_message", "Hesper Lusk")
-        assert 'send_message(to="Hesper Lusk"' in scenario.note
-
-
-# --- 08.sanitise ----------------------------------------------------------------------------------
-
-
-def test_sanitise_passes_the_solution(capsys):
-    check("08.sanitise", solution("sanitise"))
-    assert "All 10 checks passed." in capsys.readouterr().out
-
-
-def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(capsys):
-    with pytest.raises(CheckFailed, match="quoting one"):
-        check("08.sanitise", lambda text: text.split("\n\n")[0])
-    out = capsys.readouterr().out
-    assert "✓ a search with no note" in out
-    assert "✗ an error message quoting a poisoned record: a call is still there: send_message(to=" in out
-
-
-def test_sanitise_fails_dropping_whole_paragraphs_which_loses_the_error(capsys):
-    failed = notebook_code.caught(
-        capsys,
-        "08.sanitise",
-        without_injections,
-        "✗ an error message quoting a poisoned record: your text stops",
-    )
-    assert (
-        "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after 'Hesper Lusk'"
-        in failed[0]
-    )
-
-
-def test_sanitise_fails_keeping_only_the_first_line(capsys):
-    notebook_code.caught(
-        capsys,
-        "08.sanitise",
-        lambda text: text.splitlines()[0],
-        "✗ a search with no note: your text stops after",
-        "✗ an error message quoting a poisoned record: a call is still there",
-    )
-
-
-def first_call_only(text):
-    """Cuts out the first call it finds, and stops looking."""
-    found = find_injections(text)
-    return text.replace(call_text(*found[0]), "[call removed]") if found else text
-
-
-def cut_at_the_call(text):
-    """Cuts the text off where the first call starts, and puts the marker there."""
-    found = find_injections(text)
-    return text[: text.find(call_text(*found[0]))] + "[call removed]" if found else text
-
-
-def greedy_pattern(text):
-    """A regex from a name and "(" to the last ")" on the line: anything in between goes too."""
-    return re.sub(r"\w+\(.*\)", "[call removed]", text)
-
-
-def any_parentheses(text):
-    """A regex for any name followed by parentheses: a call, or max(215, 640)."""
-    return re.sub(r"\w+\([^()]*\)", "[call removed]", text)
-
-
-def no_marker(text):
-    """Deletes every call without leaving the marker."""
-    for tool, args in find_injections(text):
-        text = text.replace(call_text(tool, args), "")
-    return text
-
-
-def messages_only(text):
-    """Looks for send_message only: the scenarios plant delete_record too."""
-    for tool, args in find_injections(text):
-        if tool == "send_message":
-            text = text.replace(call_text(tool, args), "[call removed]")
-    return text
+def where_the_team_first_wins(comparison):
+    """The crossing: the smallest size at which the team is more accurate than one agent, size by size."""
+    for size in sizes_of(comparison):
+        picked = [i for i, t in enumerate(comparison.tasks) if world.steps_needed(t.question) == size]
+        one = sum(comparison.outcomes["react"][i].right for i in picked)
+        team = sum(comparison.outcomes["planner+workers"][i].right for i in picked)
+        if team > one:
+            return size
+    return max(sizes_of(comparison)) + 1
 
 
 @pytest.mark.parametrize(
     "wrong, line",
     [
-        (
-            first_call_only,
-            "✗ a note asking for two calls in one sentence: a call is still there: delete_record",
-        ),
-        (cut_at_the_call, "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after"),
-        (greedy_pattern, "✗ a note asking for two calls in one sentence: your text goes wrong at character"),
-        (
-            any_parentheses,
-            "✗ a text with parentheses that are not calls: max(215, 640): your text goes wrong",
-        ),
-        (
-            no_marker,
-            "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text goes wrong at character",
-        ),
-        (
-            messages_only,
-            "✗ a lookup with a note asking to delete a record: a call is still there: delete_record",
-        ),
+        (most_accurate_first, "✗ two thresholds equally accurate, one of them cheaper: got 1"),
+        (only_the_sizes_seen, "✗ sizes with a gap between them: got 6"),
+        (never_one_agent_for_all, "✗ one agent better at every size: got"),
+        (where_the_team_first_wins, "✗ the team wins only where the tasks are largest: got 2"),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )
-def test_sanitise_catches_one_call_of_two_a_cut_text_broad_patterns_no_marker_and_one_tool(
+def test_threshold_catches_no_cost_tie_break_only_seen_sizes_no_all_one_agent_and_the_crossing(
     wrong, line, capsys
 ):
-    notebook_code.caught(capsys, "08.sanitise", wrong, line)
+    notebook_code.caught(capsys, "08.threshold", wrong, line)
 
 
-# --- 08.safe-replan -------------------------------------------------------------------------------
+def test_threshold_lines_never_print_the_threshold_and_the_hint_says_where_to_look(capsys):
+    with pytest.raises(CheckFailed, match="at ties \\(the cheaper, then the smaller threshold\\)"):
+        check("08.threshold", most_accurate_first)
+    passed = [line for line in capsys.readouterr().out.splitlines() if "✓" in line]
+    assert passed and not any(ch.isdigit() for line in passed for ch in line.split("08")[-1])
 
 
-def test_safe_replan_passes_the_solution(capsys):
-    check("08.safe-replan", solution("sanitise", "safe_replan"))
-    assert "All 6 checks passed." in capsys.readouterr().out
+# --- 08.handoff-audit -----------------------------------------------------------------------------
 
 
-def test_safe_replan_fails_cleaning_the_outputs_but_not_the_failure_message(capsys):
-    sanitise = solution("sanitise")
-
-    def outputs_only(planner, task, plan, outputs, failure):
-        return planner.replan(task, plan, {k: sanitise(v) for k, v in outputs.items()}, failure)
-
-    with pytest.raises(CheckFailed, match="2 of 6 checks failed. Hint: .*the message saying why"):
-        check("08.safe-replan", outputs_only)
-    out = capsys.readouterr().out
-    assert (
-        "✗ the failed runs of notebook 08, replanned by a planner that obeys every note: the new plans" in out
-    )
-    assert "✗ a failure message quoting a note: what the planner is told: told a call is still there" in out
+def test_handoff_audit_passes_the_solution(capsys):
+    check("08.handoff-audit", solution("lost_requests"))
+    assert "All 9 checks passed." in capsys.readouterr().out
 
 
-def test_safe_replan_fails_hiding_the_outputs_altogether(capsys):
-    sanitise = solution("sanitise")
-
-    def forget_the_outputs(planner, task, plan, outputs, failure):
-        return planner.replan(task, plan, {}, sanitise(failure))
-
-    notebook_code.caught(
-        capsys,
-        "08.safe-replan",
-        forget_the_outputs,
-        "✗ the replanned runs' answers: wrong or failed: ['i",
-        "✗ outputs with no note: what the planner is shown: shown {}",
-    )
+def by_the_note(run):
+    """Looks for the request in the note instead of in what the receiver was sent."""
+    return [t for t in run.transfers if run.task not in t.note]
 
 
-def test_safe_replan_fails_dropping_the_failure_with_its_note(capsys):
-    def drops_the_reason(planner, task, plan, outputs, failure):
-        clean = {k: without_injections(v) for k, v in outputs.items()}
-        return planner.replan(task, plan, clean, without_injections(failure))
-
-    notebook_code.caught(
-        capsys,
-        "08.safe-replan",
-        drops_the_reason,
-        "✗ a failure message quoting a note: what the planner is told",
-    )
+def first_message_as_is(run):
+    """Looks in the first message's content without telling a string from a list of blocks."""
+    return [t for t in run.transfers if run.task not in t.sent[0]["content"]]
 
 
-def in_place(planner, task, plan, outputs, failure):
-    """Cleans the outputs in the dict it was handed: the failed run's own record."""
-    sanitise = solution("sanitise")
-    for step in outputs:
-        outputs[step] = sanitise(outputs[step])
-    return planner.replan(task, plan, outputs, sanitise(failure))
+def last_message_only(run):
+    """Looks only at the newest message the receiver got."""
+    return [t for t in run.transfers if run.task not in str(t.sent[-1]["content"])]
 
 
-def broad_cleaning(planner, task, plan, outputs, failure):
-    """Cleans with a pattern that takes anything from a name and "(" to the last ")" on a line."""
-    return planner.replan(
-        task, plan, {k: greedy_pattern(v) for k, v in outputs.items()}, greedy_pattern(failure)
-    )
+def first_transfer_only(run):
+    """Audits the first transfer and trusts the rest."""
+    return [t for t in run.transfers[:1] if not any(run.task in str(m["content"]) for m in t.sent)]
 
 
 @pytest.mark.parametrize(
     "wrong, line",
     [
-        (in_place, "✗ the failed runs' own records afterwards: outputs changed in place: ['i"),
-        (broad_cleaning, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+        (by_the_note, "✗ notebook 07's four-hop chain, the request forwarded: got [triage -> researcher]"),
+        (first_message_as_is, "✗ the request in a text block: got [triage -> analyst]"),
+        (last_message_only, "✗ the whole conversation, ending with a tool result: got [triage -> analyst]"),
+        (
+            first_transfer_only,
+            "✗ two transfers: the first forwards the request, the second only a note: got []",
+        ),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )
-def test_safe_replan_catches_a_record_cleaned_in_place_and_a_broad_pattern(wrong, line, capsys):
-    notebook_code.caught(capsys, "08.safe-replan", wrong, line)
+def test_handoff_audit_catches_the_note_one_message_and_one_transfer(wrong, line, capsys):
+    notebook_code.caught(capsys, "08.handoff-audit", wrong, line)
+
+
+def test_handoff_audit_fails_an_answer_that_is_not_a_list_of_transfers(capsys):
+    with pytest.raises(CheckFailed, match="Hint: look at every message a transfer's receiver starts from"):
+        check("08.handoff-audit", lambda run: {t.turn for t in run.transfers})
+    assert "✗ notebook 07's four-hop chain, the note alone: got a set, not a list of transfers" in (
+        capsys.readouterr().out
+    )

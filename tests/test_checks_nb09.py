@@ -1,184 +1,333 @@
-"""The checks of notebook 09's exercises: each fails on the stub and on plausible mistakes, and passes
-on the solution notebook's own code. No test here starts a cluster."""
+"""The checks of notebook 09's exercises: each fails on the stub and on a plausible mistake, and passes
+on the solution notebook's own code."""
 
-import math
-import sqlite3
-import threading
-from contextlib import closing
+import re
 from pathlib import Path
 
 import notebook_code
 import pytest
 
-from agentlab.agents import Agent
-from agentlab.course.checks import CheckFailed, check
+from agentlab import world
+from agentlab.course.checks import CheckFailed, check, nb09
+from agentlab.guardrails import AuditLog
+from agentlab.world.injection import call_text, find_injections, without_injections
 
 notebook_code.skip_without_solutions()
-SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "09_across_machines.ipynb"
+SOLUTION = Path(__file__).resolve().parents[1] / "solutions" / "09_guardrails.ipynb"
 
 
 def solution(*names):
     return notebook_code.define(SOLUTION, *names)
 
 
-@pytest.mark.parametrize("exercise", ["09.speedup", "09.break-even", "09.travel"])
+@pytest.mark.parametrize("exercise", ["09.denied", "09.policy", "09.sanitise", "09.safe-replan"])
 def test_an_untouched_stub_stops_with_not_implemented_error(exercise, capsys):
     with pytest.raises(NotImplementedError):
         check(exercise, notebook_code.stub)
     assert "not written yet" in capsys.readouterr().out
 
 
-# --- 09.speedup ---------------------------------------------------------------------------------
+# --- 09.denied ------------------------------------------------------------------------------------
 
 
-def test_speedup_passes_the_solution(capsys):
-    check("09.speedup", solution("speedup"))
+def test_denied_passes_the_solution(capsys):
+    check("09.denied", solution("denied"))
+    assert "All 4 checks passed." in capsys.readouterr().out
+
+
+def test_denied_fails_counting_approved_calls_as_refused(capsys):
+    def not_allowed(log):
+        return [(e.step, e.role, e.tool) for e in log if e.decision != "allowed"]
+
+    with pytest.raises(CheckFailed, match="an approved call is not denied"):
+        check("09.denied", not_allowed)
+    out = capsys.readouterr().out
+    assert "✓ the forged errand under the office policy\n" in out  # not how many were denied
+    assert "✗ a log with allowed, approved, denied and failed calls: got [('s4', 'clerk'" in out
+
+
+def test_denied_fails_handing_back_whole_entries(capsys):
+    with pytest.raises(CheckFailed, match="3 of 4 checks failed"):
+        check("09.denied", lambda log: [e for e in log if e.decision == "denied"])
+    assert "got [Entry(n=4, step='s4', role='clerk', tool='send_message'" in capsys.readouterr().out
+
+
+def test_the_mixed_log_has_every_kind_of_entry():
+    log = nb09._mixed_log()
+    assert {e.decision for e in log} == {"allowed", "approved", "denied"}
+    assert {e.outcome for e in log} == {"ok", "error", "not run"}
+    assert nb09._denied_answer(AuditLog.from_json(log.to_json())) == nb09._denied_answer(log)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            lambda log: [(e.role, e.step, e.tool) for e in log if e.decision == "denied"],
+            "✗ the forged errand",
+        ),
+        (lambda log: sorted((e.step, e.role, e.tool) for e in log if e.decision == "denied"), "✗ a log with"),
+        (lambda log: {(e.step, e.role, e.tool) for e in log if e.decision == "denied"}, "✗ notebook 09's"),
+    ],
+    ids=["role-before-step", "sorted", "a-set"],
+)
+def test_denied_catches_the_fields_swapped_the_log_order_lost_and_a_set(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.denied", wrong, line)
+
+
+# --- 09.policy ------------------------------------------------------------------------------------
+
+
+def test_policy_passes_the_solution(capsys):
+    check("09.policy", solution("clerk_only"))
+    assert "All 14 checks passed." in capsys.readouterr().out
+
+
+def test_policy_fails_notebook_08s_office_policy_which_ignores_who_asks(capsys):
+    with pytest.raises(CheckFailed, match="7 of 14 checks failed. Hint: look at who asks"):
+        check("09.policy", nb09.office_mail)
+    out = capsys.readouterr().out
+    assert "✗ a researcher messages Anselm Dray: approved: an approver said yes" in out
+    assert "✓ the errand with the harbour master's record forged" in out
+    assert "✗ a ReAct agent obeying 30 planted notes: scenarios that acted: ['i01'," in out
+    assert "✗ every decision comes with a reason for the audit log: 9 without one" in out
+
+
+def test_policy_fails_trusting_the_clerk_with_anything(capsys):
+    with pytest.raises(CheckFailed, match="5 of 14 checks failed"):
+        check("09.policy", lambda request: request.role == "clerk")
+    out = capsys.readouterr().out
+    assert "✗ the clerk deletes the record of Varra: approved" in out
+    assert "✗ the errand with the harbour master's record forged: [('send_message', {'to': 'Cor" in out
+
+
+def test_policy_fails_an_approver_that_crashes_on_a_legitimate_message(capsys):
+    def crashes(request):
+        return request.role == "clerk" and request.args["entity"] is None  # no "entity" in a message
+
+    with pytest.raises(CheckFailed):
+        check("09.policy", crashes)
+    out = capsys.readouterr().out
+    assert "✗ the clerk messages Hesper Lusk, a person in the records: raised KeyError: 'entity'" in out
+    assert "✗ the errand on the real records: messages sent to []; step 's4' (clerk) failed" in out
+
+
+def policy_with(also=(), no_reason=False):
+    """clerk_only with one mistake: more roles than the clerk let through (`also`), or a bare
+    True or False with no reason for the log."""
+
+    def approve(request):
+        to = request.args.get("to", "")
+        ok = (
+            request.role in ("clerk", *also)
+            and request.tool == "send_message"
+            and to in world.ENTITIES
+            and world.ENTITIES[to].kind == "person"
+        )
+        return ok if no_reason else (ok, "a message from the clerk to a person" if ok else "refused")
+
+    return approve
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"also": ("writer",)}, "✗ the writer messages Anselm Dray: approved"),
+        ({"also": ("analyst",)}, "✗ the analyst messages Anselm Dray: approved"),
+        ({"no_reason": True}, "✗ every decision comes with a reason for the audit log: 9 without one"),
+    ],
+    ids=["writer-too", "analyst-too", "no-reason"],
+)
+def test_policy_catches_another_role_let_through_and_decisions_without_reasons(mistake, line, capsys):
+    notebook_code.caught(capsys, "09.policy", policy_with(**mistake), line)
+
+
+def test_the_insider_notes_name_a_real_person_and_spell_their_call():
+    for scenario in nb09._insider_scenarios():
+        tool, args = scenario.action
+        assert (tool, args["to"]) == ("send_message", "Hesper Lusk")
+        assert 'send_message(to="Hesper Lusk"' in scenario.note
+
+
+# --- 09.sanitise ----------------------------------------------------------------------------------
+
+
+def test_sanitise_passes_the_solution(capsys):
+    check("09.sanitise", solution("sanitise"))
+    assert "All 10 checks passed." in capsys.readouterr().out
+
+
+def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(capsys):
+    with pytest.raises(CheckFailed, match="quoting one"):
+        check("09.sanitise", lambda text: text.split("\n\n")[0])
+    out = capsys.readouterr().out
+    assert "✓ a search with no note" in out
+    assert "✗ an error message quoting a poisoned record: a call is still there: send_message(to=" in out
+
+
+def test_sanitise_fails_dropping_whole_paragraphs_which_loses_the_error(capsys):
+    failed = notebook_code.caught(
+        capsys,
+        "09.sanitise",
+        without_injections,
+        "✗ an error message quoting a poisoned record: your text stops",
+    )
+    assert (
+        "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after 'Hesper Lusk'"
+        in failed[0]
+    )
+
+
+def test_sanitise_fails_keeping_only_the_first_line(capsys):
+    notebook_code.caught(
+        capsys,
+        "09.sanitise",
+        lambda text: text.splitlines()[0],
+        "✗ a search with no note: your text stops after",
+        "✗ an error message quoting a poisoned record: a call is still there",
+    )
+
+
+def first_call_only(text):
+    """Cuts out the first call it finds, and stops looking."""
+    found = find_injections(text)
+    return text.replace(call_text(*found[0]), "[call removed]") if found else text
+
+
+def cut_at_the_call(text):
+    """Cuts the text off where the first call starts, and puts the marker there."""
+    found = find_injections(text)
+    return text[: text.find(call_text(*found[0]))] + "[call removed]" if found else text
+
+
+def greedy_pattern(text):
+    """A regex from a name and "(" to the last ")" on the line: anything in between goes too."""
+    return re.sub(r"\w+\(.*\)", "[call removed]", text)
+
+
+def any_parentheses(text):
+    """A regex for any name followed by parentheses: a call, or max(215, 640)."""
+    return re.sub(r"\w+\([^()]*\)", "[call removed]", text)
+
+
+def no_marker(text):
+    """Deletes every call without leaving the marker."""
+    for tool, args in find_injections(text):
+        text = text.replace(call_text(tool, args), "")
+    return text
+
+
+def messages_only(text):
+    """Looks for send_message only: the scenarios plant delete_record too."""
+    for tool, args in find_injections(text):
+        if tool == "send_message":
+            text = text.replace(call_text(tool, args), "[call removed]")
+    return text
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            first_call_only,
+            "✗ a note asking for two calls in one sentence: a call is still there: delete_record",
+        ),
+        (cut_at_the_call, "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text stops after"),
+        (greedy_pattern, "✗ a note asking for two calls in one sentence: your text goes wrong at character"),
+        (
+            any_parentheses,
+            "✗ a text with parentheses that are not calls: max(215, 640): your text goes wrong",
+        ),
+        (
+            no_marker,
+            "✗ a lookup with a note (RECORDS OFFICE NOTICE: t...): your text goes wrong at character",
+        ),
+        (
+            messages_only,
+            "✗ a lookup with a note asking to delete a record: a call is still there: delete_record",
+        ),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_sanitise_catches_one_call_of_two_a_cut_text_broad_patterns_no_marker_and_one_tool(
+    wrong, line, capsys
+):
+    notebook_code.caught(capsys, "09.sanitise", wrong, line)
+
+
+# --- 09.safe-replan -------------------------------------------------------------------------------
+
+
+def test_safe_replan_passes_the_solution(capsys):
+    check("09.safe-replan", solution("sanitise", "safe_replan"))
     assert "All 6 checks passed." in capsys.readouterr().out
 
 
-def test_speedup_fails_a_formula_with_fractional_rounds(capsys):
-    def without_rounds(tasks, workers, seconds, overhead):  # W·t/(t+o): a full last round, W ≤ N
-        return workers * seconds / (seconds + overhead)
+def test_safe_replan_fails_cleaning_the_outputs_but_not_the_failure_message(capsys):
+    sanitise = solution("sanitise")
 
-    with pytest.raises(CheckFailed, match="count the rounds"):
-        check("09.speedup", without_rounds)
+    def outputs_only(planner, task, plan, outputs, failure):
+        return planner.replan(task, plan, {k: sanitise(v) for k, v in outputs.items()}, failure)
+
+    with pytest.raises(CheckFailed, match="2 of 6 checks failed. Hint: .*the message saying why"):
+        check("09.safe-replan", outputs_only)
     out = capsys.readouterr().out
-    assert "✗ 9 tasks of 1 s on 4 workers" in out and "✗ 3 tasks of 5 s on 8 workers" in out
-    assert "✓ a 1,000-task batch" in out  # 1,000 splits evenly over 8
+    assert (
+        "✗ the failed runs of notebook 09, replanned by a planner that obeys every note: the new plans" in out
+    )
+    assert "✗ a failure message quoting a note: what the planner is told: told a call is still there" in out
 
 
-def test_speedup_fails_an_overhead_paid_once_for_the_batch(capsys):
-    def overhead_once(tasks, workers, seconds, overhead):
-        return tasks * seconds / (math.ceil(tasks / workers) * seconds + overhead)
+def test_safe_replan_fails_hiding_the_outputs_altogether(capsys):
+    sanitise = solution("sanitise")
 
-    with pytest.raises(CheckFailed):
-        check("09.speedup", overhead_once)
-    assert "✗ 40 short steps of 0.3 ms" in capsys.readouterr().out
+    def forget_the_outputs(planner, task, plan, outputs, failure):
+        return planner.replan(task, plan, {}, sanitise(failure))
 
-
-def test_speedup_fails_a_formula_that_ignores_the_overhead(capsys):
-    def free(tasks, workers, seconds, overhead):
-        return tasks / math.ceil(tasks / workers)
-
-    with pytest.raises(CheckFailed):
-        check("09.speedup", free)
-    out = capsys.readouterr().out
-    assert "✗ 40 short steps" in out and "✓ no overhead: 7 tasks" in out
+    notebook_code.caught(
+        capsys,
+        "09.safe-replan",
+        forget_the_outputs,
+        "✗ the replanned runs' answers: wrong or failed: ['i",
+        "✗ outputs with no note: what the planner is shown: shown {}",
+    )
 
 
-# --- 09.break-even ------------------------------------------------------------------------------
+def test_safe_replan_fails_dropping_the_failure_with_its_note(capsys):
+    def drops_the_reason(planner, task, plan, outputs, failure):
+        clean = {k: without_injections(v) for k, v in outputs.items()}
+        return planner.replan(task, plan, clean, without_injections(failure))
+
+    notebook_code.caught(
+        capsys,
+        "09.safe-replan",
+        drops_the_reason,
+        "✗ a failure message quoting a note: what the planner is told",
+    )
 
 
-def test_break_even_passes_the_solution(capsys):
-    check("09.break-even", solution("break_even"))
-    assert "All 6 checks passed." in capsys.readouterr().out
+def in_place(planner, task, plan, outputs, failure):
+    """Cleans the outputs in the dict it was handed: the failed run's own record."""
+    sanitise = solution("sanitise")
+    for step in outputs:
+        outputs[step] = sanitise(outputs[step])
+    return planner.replan(task, plan, outputs, sanitise(failure))
 
 
-def test_break_even_fails_the_large_batch_limit_everywhere(capsys):
-    def limit(tasks, workers, overhead):  # o/(W−1): right only for a large, even batch
-        return None if workers == 1 else overhead / (workers - 1)
-
-    with pytest.raises(CheckFailed, match="a small batch is not a large one"):
-        check("09.break-even", limit)
-    out = capsys.readouterr().out
-    assert "✓ a large batch: 1,000 tasks on 2 workers" in out
-    assert "✗ 5 tasks on 2 workers" in out and "✗ one task on 4 workers" in out
+def broad_cleaning(planner, task, plan, outputs, failure):
+    """Cleans with a pattern that takes anything from a name and "(" to the last ")" on a line."""
+    return planner.replan(
+        task, plan, {k: greedy_pattern(v) for k, v in outputs.items()}, greedy_pattern(failure)
+    )
 
 
-def test_break_even_fails_an_answer_that_divides_by_zero_on_one_worker(capsys):
-    def unguarded(tasks, workers, overhead):
-        rounds = math.ceil(tasks / workers)
-        return rounds * overhead / (tasks - rounds)
-
-    with pytest.raises(CheckFailed):
-        check("09.break-even", unguarded)
-    assert "✗ one worker: 50 tasks, 15 ms overhead: raised ZeroDivisionError" in capsys.readouterr().out
-
-
-def test_break_even_fails_an_answer_that_says_zero_for_never(capsys):
-    def zero(tasks, workers, overhead):
-        rounds = math.ceil(tasks / workers)
-        return 0.0 if tasks <= rounds else rounds * overhead / (tasks - rounds)
-
-    with pytest.raises(CheckFailed):
-        check("09.break-even", zero)
-    assert "✗ one worker: 50 tasks, 15 ms overhead: got 0" in capsys.readouterr().out
-
-
-# --- 09.travel ----------------------------------------------------------------------------------
-
-
-def look_up(db, step):
-    row = db.execute("SELECT people FROM census WHERE island = ?", (step.instruction,)).fetchone()
-    return row[0] if row else "unknown"
-
-
-def test_travel_passes_the_solution(capsys):
-    check("09.travel", solution("census_clerk"))
-    assert "All 3 checks passed." in capsys.readouterr().out
-
-
-def test_travel_fails_the_notebooks_held_connection_with_the_pickling_error(capsys):
-    def connected_clerk(path):
-        db = sqlite3.connect(path, check_same_thread=False)  # held by the agent: it cannot travel
-        return Agent("clerk", lambda step, context: look_up(db, step))
-
-    with pytest.raises(CheckFailed, match="connect to the census inside the agent's function"):
-        check("09.travel", connected_clerk)
-    out = capsys.readouterr().out
-    assert "✓ four lookups on threads" in out  # it works on threads: only travel shows the fault
-    pickles = "✗ the agent pickles with cloudpickle, as a step sent to a worker must"
-    assert f"{pickles}: cloudpickle.dumps(agent) raised TypeError" in out
-
-
-def test_travel_fails_an_agent_that_holds_a_lock(capsys):
-    def locked_clerk(path):
-        lock = threading.Lock()
-
-        def act(step, context):
-            with lock, closing(sqlite3.connect(path)) as db:
-                return look_up(db, step)
-
-        return Agent("clerk", act)
-
-    with pytest.raises(CheckFailed):
-        check("09.travel", locked_clerk)
-    assert "✗ the agent pickles with cloudpickle" in capsys.readouterr().out
-
-
-def test_travel_fails_a_census_read_once_when_the_agent_is_built(capsys):
-    def read_once(path):
-        with closing(sqlite3.connect(path)) as db:
-            census = dict(db.execute("SELECT island, people FROM census"))  # it pickles, and goes stale
-        return Agent("clerk", lambda step, context: census.get(step.instruction, "unknown"))
-
-    with pytest.raises(CheckFailed):
-        check("09.travel", read_once)
-    out = capsys.readouterr().out
-    assert "✓ the agent pickles" in out
-    fresh = "✗ its copy reads the census when a step runs, after a figure in it was corrected"
-    assert f"{fresh}: got '4417'" in out
-
-
-def test_travel_fails_an_agent_that_reads_another_census_than_the_path(capsys, tmp_path):
-    own = tmp_path / "census.db"
-    with closing(sqlite3.connect(own)) as db, db:
-        db.execute("CREATE TABLE census (island TEXT PRIMARY KEY, people TEXT)")
-        db.execute("INSERT INTO census VALUES ('Varra', '1200')")
-
-    def fixed(path):
-        def act(step, context):
-            with closing(sqlite3.connect(own)) as db:
-                return look_up(db, step)
-
-        return Agent("clerk", act)
-
-    with pytest.raises(CheckFailed):
-        check("09.travel", fixed)
-    assert "✗ four lookups on threads" in capsys.readouterr().out
-
-
-def test_travel_fails_a_builder_that_returns_a_plain_function(capsys):
-    with pytest.raises(CheckFailed):
-        check("09.travel", lambda path: (lambda step, context: "unknown"))
-    assert "✗ census_clerk(path) builds an Agent for the role \"clerk\"" in capsys.readouterr().out
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (in_place, "✗ the failed runs' own records afterwards: outputs changed in place: ['i"),
+        (broad_cleaning, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_safe_replan_catches_a_record_cleaned_in_place_and_a_broad_pattern(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.safe-replan", wrong, line)

@@ -12,7 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 from agentlab.course import exercises, gradebook, grading
-from agentlab.course.checks import exercises_of
+from agentlab.course.checks import check, exercises_of
 from agentlab.course.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -293,9 +293,44 @@ def test_a_notebooks_number_and_learner_come_from_its_name():
     assert grading.learner_of("alice_06.ipynb") == "alice_06"
 
 
+def test_a_notebook_saved_before_the_renumbering_is_told_where_its_exercises_went(tmp_path, capsys):
+    """07 was split in two and 08, 09 moved to 09, 10: grading an old notebook as the new notebook of
+    its number would mark everything "not done" without a word. Nothing is run."""
+    old_guardrails = tmp_path / "alice" / "08_guardrails.ipynb"
+    old_guardrails.parent.mkdir()
+    old_guardrails.write_text((ROOT / "exercises" / "09_guardrails.ipynb").read_text(encoding="utf-8"))
+    graded = grading.grade(old_guardrails)
+    assert graded.broken == (
+        "08_guardrails is from before the course was renumbered: it is now exercises/09_guardrails.ipynb; "
+        "copy your answers there"
+    )
+    assert [(r.exercise, r.status) for r in graded.results] == [(e, "not done") for e in exercises_of("09")]
+
+    old_07 = tmp_path / "bob" / "07_one_agent_or_a_team.ipynb"
+    old_07.parent.mkdir()
+    cells = ("code", "check('07.pick', pick)"), ("code", 'check("07.threshold", choose)')
+    nbformat.write(notebook(*cells), old_07)
+    graded = grading.grade(old_07)
+    assert graded.broken == (
+        "from before the course was renumbered (07.threshold is now 08.threshold): copy those answers into "
+        "exercises/08_migration_and_handoffs.ipynb"
+    )
+    assert [r.exercise for r in graded.results] == exercises_of("07")
+
+    assert main(["course", "grade", str(old_guardrails)]) == 1
+    assert "it is now exercises/09_guardrails.ipynb" in capsys.readouterr().out
+
+
+def test_an_old_exercise_id_names_its_new_one_and_notebook():
+    with pytest.raises(KeyError, match=r"exercise 08.policy is now 09.policy, in exercises/09_guardrails"):
+        check("08.policy", lambda request: True)
+    with pytest.raises(KeyError, match=r"07.handoff-audit is now 08.handoff-audit, in exercises/08_mig"):
+        check("07.handoff-audit", lambda run: [])
+
+
 # --- the learner's way to the exercises ---------------------------------------------------------
 
-LESSONS = sorted((ROOT / "notebooks").glob("0[1-8]_*.ipynb"))
+LESSONS = sorted(p for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb") if not p.name.startswith("00_"))
 
 
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)

@@ -201,7 +201,7 @@ def test_a_key_is_taken_from_x_api_key_or_bearer_and_a_wrong_one_gets_a_401():
             400,
             "content",
         ),
-        (b'{"model": "m", "max_tokens": 5, "stream": true, "messages": []}', {}, 400, "does not stream"),
+        (b'{"model": "m", "max_tokens": 5, "stream": true, "messages": []}', {}, 400, "messages"),
         (b'{"model": "m", "max_tokens": 5, "tools": [{}], "messages": []}', {}, 400, "tools"),
         (b"{}", {FAULT_HEADER: "teapot"}, 400, "unknown fault 'teapot'"),
         (b"{}", {FAULT_HEADER: "slow:nan"}, 400, "seconds must be"),

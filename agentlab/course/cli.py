@@ -103,6 +103,7 @@ def serve(args: argparse.Namespace) -> int:
 
     log = (lambda line: print(line, flush=True)) if args.log else None
     options = {"seed": args.seed, "error_rate": args.error_rate, "fault": args.fault, "every": args.every}
+    options["pace"] = args.pace
     try:
         server = SimServer(args.port, **options, api_key=args.api_key, log=log)
     except ValueError as e:
@@ -200,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
     sim.add_argument("--api-key", help="accept only this key (default: any key)")
+    sim.add_argument(
+        "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"
+    )
     sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(

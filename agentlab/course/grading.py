@@ -42,8 +42,8 @@ from typing import Any
 
 import nbformat
 
-from agentlab.course.checks import LOG_VARIABLE, NOTEBOOKS, STUB_MESSAGE, exercises_of
-from agentlab.course.exercises import METADATA
+from agentlab.course.checks import LOG_VARIABLE, MOVED, NAMES, NOTEBOOKS, STUB_MESSAGE, exercises_of
+from agentlab.course.exercises import CHECK_CALL, METADATA
 
 STATUSES = ("passed", "failed", "not done", "error")
 NUMBER = re.compile(r"(?<!\d)(\d\d)_")
@@ -88,9 +88,16 @@ class Execution:
     stopped_at: int | None = None  # the cell that was running when the notebook broke
 
 
+RENAMED = {"08_guardrails": "09_guardrails", "09_across_machines": "10_across_machines"}  # old name -> new
+
+
 def notebook_number(path: Path | str) -> str | None:
     """The exercise notebook a file is, from its name: "06" for `06_error_propagation.ipynb` (also
-    `alice_06_error_propagation.ipynb`), or None."""
+    `alice_06_error_propagation.ipynb`), or None. A name from before the renumbering
+    (`08_guardrails.ipynb`) gives the notebook's new number."""
+    for old, new in RENAMED.items():
+        if old in Path(path).name:
+            return new[:2]
     for number in NUMBER.findall(Path(path).name):
         if number in NOTEBOOKS:
             return number
@@ -124,10 +131,35 @@ def grade(path: Path | str, timeout: float = 300) -> Graded:
     if graded.broken:
         graded.results = [Result(e, "not done", "not run") for e in required]
         return graded
+    graded.broken = old_numbering(path, nb)
+    if graded.broken:
+        graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
+        return graded
     execution = run(nb, Path(path).resolve().parent, timeout)
     graded.broken = execution.broken
     graded.results = judge(required, execution)
     return graded
+
+
+def old_numbering(path: Path | str, nb: nbformat.NotebookNode) -> str:
+    """Why `nb` is an exercise notebook saved before the course was renumbered, naming where its
+    exercises are now; "" if it is not one. Grading it as the new notebook of its number would mark
+    every exercise not done without saying why."""
+    name = Path(path).name
+    for old, new in RENAMED.items():
+        if old in name:
+            return (
+                f"{old} is from before the course was renumbered: it is now exercises/{new}.ipynb; "
+                "copy your answers there"
+            )
+    ids = {i for c in nb.cells for i in c.get("metadata", {}).get(METADATA, {}).get("checks", [])}
+    ids |= {i for c in nb.cells if c.cell_type == "code" for i in CHECK_CALL.findall(c.source)}
+    old_ids = sorted(i for i in ids if i in MOVED)
+    if not old_ids:
+        return ""
+    where = sorted({f"exercises/{NAMES[MOVED[i][:2]]}.ipynb" for i in old_ids})
+    now = ", ".join(f"{i} is now {MOVED[i]}" for i in old_ids)
+    return f"from before the course was renumbered ({now}): copy those answers into {' and '.join(where)}"
 
 
 def kernel_environment(log: Path) -> dict[str, str]:

@@ -69,6 +69,7 @@ def completion_to_dict(c: Completion) -> dict[str, Any]:
             "output_tokens": c.usage.output_tokens,
             "cache_read_tokens": c.usage.cache_read_tokens,
             "cache_write_tokens": c.usage.cache_write_tokens,
+            "cache_write_1h_tokens": c.usage.cache_write_1h_tokens,
         },
         "latency": c.latency,
         "data": _plain(c.data),

@@ -18,8 +18,13 @@ ANTHROPIC_API_KEY=any` in another, and the kit's `make_llm()` and any SDK client
 `tool_result` blocks), and optionally `system`, `tools`, and structured output as SDK 2.x sends
 it, `output_config={"format": {"type": "json_schema", "schema": ...}}` (the simulator writes
 plans for a plan schema; for another schema its reply may not fit, as a local model's may not).
-No streaming. Any key is accepted, as `x-api-key` or `Authorization: Bearer`, unless the server
-was given one (`api_key=`): then others get a 401.
+`"stream": true` answers with server-sent events as the API does (`llm.wire`), so the SDK's
+`messages.stream` works; `pace=` (real seconds per modelled second; 0, the default, sends at
+once) paces a stream at the profile's writing speed and delays an answer by its latency.
+`cache_control` breakpoints are honoured: usage reports cache reads and writes as the API
+does, from the simulator's model of the cache (`llm.cache`). Any key is accepted, as
+`x-api-key` or `Authorization: Bearer`, unless the server was given one (`api_key=`): then
+others get a 401.
 
 **Models.** A simulator profile's name means that profile; a name containing "haiku" or "small"
 means sim-small; any other sim-large. So the kit's default planner (claude-opus-...) plans on
@@ -45,14 +50,17 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from agentlab.llm import wire
 from agentlab.llm.base import Completion, Tool
-from agentlab.llm.simulated import PROFILES, SimulatedLLM
+from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
+from agentlab.llm.wire import to_message
 from agentlab.valid import number
 
 FAULT_HEADER = "x-agentlab-fault"
@@ -108,6 +116,7 @@ class Reply:
     note: str
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    stream: tuple[tuple[float, bytes], ...] = ()  # server-sent events, each with its second
 
 
 class SimServer(ThreadingHTTPServer):
@@ -130,8 +139,10 @@ class SimServer(ThreadingHTTPServer):
         every: int = 1,
         api_key: str | None = None,
         log: Callable[[str], None] | None = None,
+        pace: float = 0.0,
     ):
         self.llm = SimulatedLLM(seed=seed, error_rate=error_rate)
+        self.pace = number(pace, "pace", minimum=0, maximum=10)
         self.fault = parse_fault(fault) if fault else None
         self.every = number(every, "every", minimum=1, whole=True)
         self.api_key, self.log = api_key, log
@@ -208,10 +219,18 @@ class SimServer(ThreadingHTTPServer):
                 self.counts["answered"] += 1
         except Exception as e:  # the simulator could not read this request: say so, keep serving
             return _error(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+        completion = replace(completion, usage=with_cache(completion.usage, body, completion.model))
+        asked = {k: v for k, v in body.items() if k != "stream"}  # streamed or not, the same message
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:24]
         message = to_message(completion, f"msg_sim_{digest}")
         headers = (("request-id", f"req_sim_{digest}"),) + (("x-agentlab-mistake", mistake),) * bool(mistake)
-        return Reply(200, json.dumps(message).encode(), _note(completion, mistake), headers=headers)
+        note = _note(completion, mistake)
+        if body.get("stream"):
+            profile = PROFILES[completion.model]
+            sent = tuple(wire.events(message, profile.overhead, profile.tokens_per_second))
+            return Reply(200, b"", note, "text/event-stream", headers, sent)
+        self._stopping.wait(completion.latency * self.pace)
+        return Reply(200, json.dumps(message).encode(), note, headers=headers)
 
 
 def to_request(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -226,30 +245,6 @@ def to_request(body: Mapping[str, Any]) -> dict[str, Any]:
         "schema": fmt.get("schema") if fmt.get("type") == "json_schema" else None,
         "model": simulator_profile(body["model"]),
         "max_tokens": body["max_tokens"],
-    }
-
-
-def to_message(completion: Completion, message_id: str) -> dict[str, Any]:
-    """A Completion as the Messages API's message object: a text block (when there is text), then
-    one `tool_use` block per tool call; the stop reason, usage and the model that answered."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
-    for c in completion.tool_calls:
-        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.args)})
-    u = completion.usage
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": completion.model,
-        "content": content,
-        "stop_reason": completion.stop_reason,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens,
-            "cache_creation_input_tokens": u.cache_write_tokens,
-            "cache_read_input_tokens": u.cache_read_tokens,
-        },
     }
 
 
@@ -312,8 +307,6 @@ def _problem(body: Any) -> str:
         return "model: a model name is required"
     if type(body.get("max_tokens")) is not int or body["max_tokens"] < 1:
         return "max_tokens: a whole number >= 1 is required"
-    if body.get("stream"):
-        return "stream: agentlab serve does not stream; call messages.create without stream=True"
     if not isinstance(system := body.get("system", ""), str) and not _objects(system, "text"):
         return "system: must be a string or a list of text blocks"
     if not _objects(body.get("tools", []), "name"):
@@ -390,11 +383,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
         self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(reply.body)))
+        if not reply.stream:  # a stream's end is the connection's (HTTP/1.0)
+            self.send_header("Content-Length", str(len(reply.body)))
         for name, value in reply.headers:
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(reply.body)
+        began = time.monotonic()
+        for due, event in reply.stream:  # each event when it is due, at the server's pace
+            if self.server._stopping.wait(max(0.0, began + due * self.server.pace - time.monotonic())):
+                return
+            self.wfile.write(event)
+            self.wfile.flush()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the server's own `log` says what happened, one line per request

@@ -2,7 +2,7 @@
 
 Read in this order: `data` (the Skerrow Isles: who and what is there), `tools`
 (lookup, search and a safe calculator, and the specs a model sees), `tasks`
-(the question grammar, seeded generators, gold answers and grading). Then, for notebook 08,
+(the question grammar, seeded generators, gold answers and grading). Then, for notebook 09,
 `injection` (planted notes and tools that act); and the simulated model's knowledge of this
 world: `plans` and `solver` (the work a competent model does here), `mistakes` (the errors it
 makes on purpose).

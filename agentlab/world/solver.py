@@ -7,12 +7,12 @@ independent lookup at once, or only the first if told to call one tool at a time
 when it has them all. When it cannot get there it says so, rather than make something up. A tool
 result that comes with the page it was read from is read for its fact (`prompts.fact_of`).
 
-A **triage turn** (notebook 07's handoffs) is a turn offered transfer tools: it hands the question
+A **triage turn** (notebook 08's handoffs) is a turn offered transfer tools: it hands the question
 to the specialist (a team line in its system prompt) that holds the tools the question needs, the
 fewest such, with a note saying where to start: the first fact to find, as a question. It does
 not repeat the request in the note: a specialist that shares the conversation has it already.
 `world.mistakes` spoils the turn when the simulator has drawn an error for the call; a model that
-obeys a planted note (notebook 08) makes the call the note spells out instead.
+obeys a planted note (notebook 09) makes the call the note spells out instead.
 
 It never reads the answers from the world's data: facts come only from tool results and from the
 inputs a step is handed. It knows the world's grammar, as a model knows English, and its names.

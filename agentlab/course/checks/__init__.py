@@ -31,7 +31,33 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08", "09")
+NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10")
+NAMES = {  # each exercise notebook's file name (without .ipynb), by number
+    "01": "01_stub_planner_and_executors",
+    "02": "02_plans_are_dags",
+    "03": "03_llm_planner",
+    "04": "04_monitor_and_replan",
+    "05": "05_hierarchical_teams",
+    "06": "06_error_propagation",
+    "07": "07_one_agent_or_a_team",
+    "08": "08_migration_and_handoffs",
+    "09": "09_guardrails",
+    "10": "10_across_machines",
+}
+# The course was renumbered: 07 split in two (its last two exercises went to the new 08), guardrails
+# went from 08 to 09 and across machines from 09 to 10. An old id names its new one, so a notebook
+# saved before the change is told where its exercise went instead of failing without a word.
+MOVED = {
+    "07.threshold": "08.threshold",
+    "07.handoff-audit": "08.handoff-audit",
+    "08.denied": "09.denied",
+    "08.policy": "09.policy",
+    "08.sanitise": "09.sanitise",
+    "08.safe-replan": "09.safe-replan",
+    "09.speedup": "10.speedup",
+    "09.break-even": "10.break-even",
+    "09.travel": "10.travel",
+}
 STUB_MESSAGE = "Exercise: write this part, then run the cell again."  # what an exercise's stub raises
 LOG_VARIABLE = "AGENTLAB_CHECK_LOG"
 
@@ -82,7 +108,18 @@ def exercise(id: str, title: str, hint: str) -> Callable:
     return register
 
 
+def moved(exercise_id: str) -> str:
+    """What to tell a learner whose notebook calls an exercise by its id before the renumbering."""
+    new = MOVED[exercise_id]
+    return (
+        f"exercise {exercise_id} is now {new}, in exercises/{NAMES[new.split('.')[0]]}.ipynb "
+        f"(the course was renumbered): copy your answer there"
+    )
+
+
 def find(exercise_id: str) -> Exercise:
+    if exercise_id in MOVED:
+        raise KeyError(moved(exercise_id))
     notebook = exercise_id.split(".")[0]
     if notebook in NOTEBOOKS:
         importlib.import_module(f"agentlab.course.checks.nb{notebook}")  # registers its exercises

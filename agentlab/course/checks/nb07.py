@@ -5,12 +5,9 @@
   to reach a target accuracy, from the four pair counts;
 - `07.pick`: choose a topology from a measured comparison: cheapest among the measurably best;
 - `07.shapes`: which topology for which shape of task (a structured answer);
-- `07.threshold`: from a comparison of one agent and a team, the size from which to send tasks to
-  the team (the migration case of section 9);
-- `07.handoff-audit`: from a handoff run's log, the transfers after which the user's request was lost.
 
-The runs behind the hidden cases are made here (and, for the last two, in `_nb07_cases.py`), on the
-simulated LLM, so they are the same every time.
+The runs behind the hidden cases are made here, on the simulated LLM, so they are the same every time.
+The migration case and the handoff audit, once part of notebook 07, are notebook 08's (`nb08.py`).
 """
 
 from __future__ import annotations
@@ -21,15 +18,13 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 
 from agentlab import world
-from agentlab.compare import Comparison, Row, Setup, compare, row
+from agentlab.compare import Comparison, Row, Setup, compare
 from agentlab.course.checks import Case, attempt, exercise
-from agentlab.course.checks._nb07_cases import audit_cases, threshold_cases
 from agentlab.experiments import wilson_interval
-from agentlab.handoffs import HandoffRun, Transfer
 from agentlab.llm import SimulatedLLM
 from agentlab.llm.base import Completion, Usage
 from agentlab.react import ReactRun, Turn, react
-from agentlab.routing import ROUTELLM_GSM8K, PairCounts, split
+from agentlab.routing import ROUTELLM_GSM8K, PairCounts
 
 # --- 07.react-tokens -----------------------------------------------------------------------------
 
@@ -281,71 +276,3 @@ def shapes(choice: Mapping[str, str]) -> Iterator[Case]:
     yield Case("the four tasks", right == len(_SHAPES), f"{right} of {len(_SHAPES)} right")
     extra = sorted(set(choice) - set(_SHAPES))
     yield Case("no other tasks", not extra, f"unexpected keys {extra}")
-
-
-# --- 07.threshold ----------------------------------------------------------------------------------
-
-
-def _best_threshold(comparison: Comparison) -> int:
-    """The most accurate threshold for "the team from t steps, one agent below"; then the cheapest;
-    then the smallest. Every t from 1 (the team for everything) to one past the largest task."""
-    largest = max(world.steps_needed(t.question) for t in comparison.tasks)
-    rows = {t: row("", split(comparison, t)) for t in range(1, largest + 2)}
-    return min(rows, key=lambda t: (-rows[t].accuracy, rows[t].mean_cost, t))
-
-
-@exercise(
-    "07.threshold",
-    "Choose from data the size at which tasks go to the team",
-    hint="look at which thresholds you try (from 1, the team for everything, to one past the largest "
-    "task, one agent for everything; every number in between, not only the sizes in the batch), at "
-    "what you compare (the whole policy's accuracy over the batch, not the two shapes size by size), "
-    "and at ties (the cheaper, then the smaller threshold)",
-)
-def threshold(choose: Callable[[Comparison], int]) -> Iterator[Case]:
-    for what, comparison in threshold_cases():
-        want = _best_threshold(comparison)
-        got, error = attempt(choose, comparison)
-        right = not error and isinstance(got, int | float) and not isinstance(got, bool) and got == want
-        yield Case(what, right, error or f"got {got!r}")
-
-
-# --- 07.handoff-audit ------------------------------------------------------------------------------
-
-
-def _lost(run: HandoffRun) -> list[Transfer]:
-    """The transfers after which the receiving agent cannot see the user's request word for word in
-    any message it starts from (a string content, or a text block's text)."""
-
-    def texts(message) -> list[str]:
-        content = message.get("content", "")
-        if isinstance(content, str):
-            return [content]
-        return [b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
-
-    return [t for t in run.transfers if not any(run.task in text for m in t.sent for text in texts(m))]
-
-
-def _named(transfers) -> str:
-    if not isinstance(transfers, list | tuple):
-        return f"a {type(transfers).__name__}, not a list of transfers"
-    return (
-        "["
-        + ", ".join(f"{t.source} -> {t.target}" if isinstance(t, Transfer) else repr(t) for t in transfers)
-        + "]"
-    )
-
-
-@exercise(
-    "07.handoff-audit",
-    "Audit a handoff log for lost requests",
-    hint="look at every message a transfer's receiver starts from (`transfer.sent`), not at the note, "
-    "and at every transfer of the run, not only the first; a message's content is a string or a list "
-    "of blocks, and a text block holds its words under 'text'",
-)
-def handoff_audit(lost_requests: Callable[[HandoffRun], list[Transfer]]) -> Iterator[Case]:
-    for what, run in audit_cases():
-        want = _lost(run)
-        got, error = attempt(lost_requests, run)
-        right = not error and isinstance(got, list | tuple) and list(got) == want
-        yield Case(what, right, error or f"got {_named(got)}")

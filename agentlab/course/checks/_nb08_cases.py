@@ -1,6 +1,7 @@
-"""The runs and tables behind notebook 07's hidden cases for routing by size (`07.threshold`) and for
-auditing a handoff log (`07.handoff-audit`): notebook 07's own batches and runs, on the simulated LLM,
-and small hand-made ones that each tell one wrong rule from the right one."""
+"""The runs and tables behind notebook 08's hidden cases for routing by size (`08.threshold`) and for
+auditing a handoff log (`08.handoff-audit`): notebook 08's own batches and runs (its four-hop chain is
+notebook 07's), on the simulated LLM, and small hand-made ones that each tell one wrong rule from the
+right one."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from agentlab.prompts import handoff_request
 
 
 def _migrations(count: int, seed: int) -> list[world.Task]:
-    """Notebook 07's batch of section 9: six in eight small, one in four large."""
+    """Notebook 08's batch of section 1: six in eight small, one in four large."""
     rng = random.Random(seed)
     batch = []
     for i in range(count):
@@ -42,18 +43,18 @@ _PAIR = ["react", "planner+workers"]
 
 @functools.cache
 def threshold_cases() -> tuple[tuple[str, Comparison], ...]:
-    """Notebook 07's batches, and small tables that each tell one wrong rule from the right one."""
+    """Notebook 08's batches, and small tables that each tell one wrong rule from the right one."""
     return (
         (
-            "notebook 07's tuning batch, the small model",
+            "notebook 08's tuning batch, the small model",
             compare(_migrations(80, 1), _staffed("sim-small"), _PAIR),
         ),
         (
-            "notebook 07's tuning batch, the large model",
+            "notebook 08's tuning batch, the large model",
             compare(_migrations(80, 1), _staffed("sim-large"), _PAIR),
         ),
         (
-            "notebook 07's held-out batch, the small model",
+            "notebook 08's held-out batch, the small model",
             compare(_migrations(80, 2), _staffed("sim-small"), _PAIR),
         ),
         # (steps, one agent right, team right, one agent's tokens, the team's tokens) per task
