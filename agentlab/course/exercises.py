@@ -4,7 +4,9 @@ A solution notebook in `solutions/` marks what the learner has to write:
 
 - in a code cell, the lines between `# BEGIN SOLUTION` and `# END SOLUTION` become a
   `raise NotImplementedError(...)` at the same indentation (inside a function, the
-  function still defines; called, it raises);
+  function still defines; called, it raises); a region that holds lines `# STUB ...`
+  becomes those lines instead, uncommented: a value to fill in, such as
+  `choice = {"A": ..., "B": ...}`, whose `...` tell `check` it is not written yet;
 - in a markdown cell, the text between `<!-- BEGIN SOLUTION -->` and
   `<!-- END SOLUTION -->` (a model answer, a rubric) becomes a prompt to write one's own;
 - a cell tagged `solution-only` is left out altogether.
@@ -33,6 +35,7 @@ import nbformat
 from agentlab.course.checks import STUB_MESSAGE
 
 BEGIN_CODE, END_CODE = "# BEGIN SOLUTION", "# END SOLUTION"
+TEMPLATE = "# STUB "  # inside a region: a line the exercise keeps, uncommented, instead of the raise
 MARKDOWN_REGION = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->", re.DOTALL)
 STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'
 YOUR_ANSWER = "*Write your answer here.*"
@@ -57,13 +60,15 @@ def exercise_code(source: str, where: str = "a code cell") -> str:
         if marker == BEGIN_CODE:
             if inside:
                 raise CourseError(f"{where}: '{BEGIN_CODE}' inside another solution region")
-            inside = True
+            inside, template = True, []
             indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}{STUB}")
         elif marker == END_CODE:
             if not inside:
                 raise CourseError(f"{where}: '{END_CODE}' without a '{BEGIN_CODE}'")
             inside = False
+            out += template or [f"{indent}{STUB}"]
+        elif inside and marker.startswith(TEMPLATE):
+            template.append(line.replace(TEMPLATE, "", 1))
         elif not inside:
             out.append(line)
     if inside:
