@@ -29,6 +29,7 @@ N = TypeVar("N")
 
 MAX_DEPTH = 20  # levels of JSON nesting: a plan needs about 5, Python's recursion limit about 1000
 MAX_DIGITS = 308  # an integer with more digits is past what a float (so the clock) can hold
+MAX_TIMEOUT = 86_400.0  # seconds: the longest time limit a setting may give (a thread can wait it)
 
 
 def number(
