@@ -1,5 +1,6 @@
 """Exercises are generated from solutions (markers, sync, no leaked solutions, stubs that stop), and
-graded from what their checks recorded (one batch with every way to fool or break the grader)."""
+graded in a sandbox from what the learner defined (one batch with messy and broken notebooks; the
+attacks on the grader are in test_grading_sandbox.py)."""
 
 import csv
 import io
@@ -153,6 +154,15 @@ def test_an_exercise_run_as_shipped_goes_top_to_bottom_and_stops_only_at_its_stu
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors, "the exercise ran without reaching a stub"
     assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]
+    # Every check cell reaches its check, which says the exercise is not written yet (nothing before
+    # the check calls the learner's function), and its error is one line, not the checker's traceback.
+    for cell in nb.cells:
+        if exercises.METADATA not in cell.metadata:
+            continue
+        printed = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        assert "not written yet" in printed, f"no verdict under {cell.source[:80]!r}: {printed[:200]!r}"
+        [error] = [o for o in cell.outputs if o.output_type == "error"]
+        assert len(error.traceback) == 1, f"{len(error.traceback)} traceback lines under {cell.source[:60]!r}"
 
 
 def test_check_cells_name_their_exercises_in_metadata_for_the_grader():
@@ -230,6 +240,7 @@ def test_grade_a_batch_that_tries_to_fool_the_grader_or_breaks_it(tmp_path, capf
     csv_path, json_path = tmp_path / "grades.csv", tmp_path / "grades.json"
     paths = [str(p) for p in (alice, bob, carol, dave, erin, frank)]
     args = ["course", "grade", *paths, "--timeout", "4", "--csv", str(csv_path), "--json", str(json_path)]
+    args += ["--results", str(tmp_path / "results.jsonl"), "--jobs", "2"]
     assert main(args) == 1
     out, err = capfd.readouterr()
 
@@ -240,19 +251,19 @@ def test_grade_a_batch_that_tries_to_fool_the_grader_or_breaks_it(tmp_path, capf
     }
     broken = {Path(n["path"]).parent.name: n["broken"] for n in report["notebooks"]}
     assert {e: s for e, (s, _) in results["alice"].items()} == {
-        "06.crossover": "not done",  # commented out: nothing recorded, however it looks
-        "06.best-cut": "failed",  # the framework saw it fail; the try/except hid only the traceback
-        "06.retries-correlated": "not done",  # her own check printed "passed" and recorded nothing
+        "06.crossover": "failed",  # her check commented out: the grader runs its cases all the same
+        "06.best-cut": "failed",  # the try/except in her notebook hides nothing from the grader
+        "06.retries-correlated": "not done",  # her own check printed "passed"; the function is the stub
     }
     assert results["alice"]["06.best-cut"][1].startswith("3 of 6 cases failed: notebook 06's curve")
     assert results["bob"]["06.crossover"] == ("passed", "")  # twice, counted once
-    assert results["bob"]["06.best-cut"] == ("not done", "no check cell for it")
+    assert results["bob"]["06.best-cut"] == ("not done", "still the stub")  # its check cell deleted
     status, detail = results["bob"]["06.retries-correlated"]
     assert status == "error" and detail.startswith("SyntaxError: ")  # not the NameError it led to
     assert broken["carol"] == "not a notebook: the file is not valid JSON"
     assert broken["dave"] == "no such file"
     assert broken["erin"].startswith("the kernel died in cell ")
-    assert results["erin"]["06.crossover"][0] == "passed"  # recorded before the kernel died
+    assert results["erin"]["06.crossover"][0] == "passed"  # its part ran before the kernel died
     assert results["erin"]["06.best-cut"] == ("not done", "not reached")
     assert broken["frank"].startswith("still running after 4 s (the --timeout), in cell 3")
     assert report["learners"]["bob"] == {"passed": 1, "exercises": 3}
@@ -276,7 +287,7 @@ def test_a_class_where_everyone_passed_exits_zero_and_csv_can_go_to_stdout(capsy
         "learner,notebook,exercise,status,detail,broken",
         "a,a/06_x.ipynb,06.crossover,passed,,",
     ]
-    assert main(["course", "grade", "nobody/readme.txt", "--csv", "-"]) == 1
+    assert main(["course", "grade", "nobody/readme.txt", "--csv", "-", "--results", "-"]) == 1
     (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))  # the CSV alone, no report
     assert (row["learner"], row["status"]) == ("readme", "broken")
     assert (
@@ -351,7 +362,7 @@ def test_lesson_06_teaches_the_crossover_on_other_numbers_and_leaves_the_texts_q
     assert "exercises/06_error_propagation.ipynb" in text
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("0[1-5]_*.ipynb")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted((ROOT / "exercises").glob("*.ipynb")), ids=lambda p: p.stem)
 def test_examples_call_the_learners_function_only_after_its_check_and_under_a_time_limit(path):
     """An endless loop must fail a hidden case, not hang the example that comes before the check."""
     for cell in nbformat.read(path, as_version=4).cells:
