@@ -49,7 +49,7 @@ from agentlab.llm.base import (
     remember_secret,
 )
 from agentlab.llm.cache import api_counts, control, mark
-from agentlab.valid import loads, number
+from agentlab.valid import MAX_TIMEOUT, loads, number
 
 # Defaults checked against Anthropic's models overview on 2026-11-21: a strong model
 # writes the plans, a fast and cheap one runs the many executor turns.
@@ -116,8 +116,10 @@ class AnthropicLLM:
         self.executor_model = executor_model or default_executor
         self.base_url = base_url
         self.max_retries = number(max_retries, "max_retries", minimum=0, whole=True)
-        self.timeout = number(timeout, "timeout", above=0, must_be="a number of seconds > 0")
-        self.max_wait = number(max_wait, "max_wait", minimum=0, must_be="a number of seconds >= 0")
+        self.timeout = number(timeout, "timeout", above=0, maximum=MAX_TIMEOUT,
+                              must_be=f"a number of seconds in (0, {MAX_TIMEOUT:g}]")
+        self.max_wait = number(max_wait, "max_wait", minimum=0, maximum=MAX_TIMEOUT,
+                               must_be=f"a number of seconds in [0, {MAX_TIMEOUT:g}]")
         self.effort = effort
         self.cache = cache if cache is None else (control(cache) and cache)  # ValueError if unknown
         self._api_key = api_key
