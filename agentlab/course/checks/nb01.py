@@ -33,7 +33,7 @@ def _quietly(function: Callable, *args: Any) -> tuple[Any, str]:
 # --- 01.concerns --------------------------------------------------------------------------------
 
 _CONCERNS = ("bottleneck", "single point of failure", "decomposition cost")
-MARKED_BY_GRADER = "well formed: the choices themselves are marked by your instructor's grader"
+_MARKED_BY_GRADER = "well formed: the choices themselves are marked by your instructor's grader"
 # The keys of the multiple choices are not in the kit: a check that said how many are right (or which)
 # would let trial and error walk to them. They are the grader's (agentlab/course/hidden/nb01.py).
 
@@ -55,14 +55,14 @@ def concerns(answer: Any) -> Iterator[Case]:
         return
     symptoms = [answer.get(concern) for concern in _CONCERNS]
     unknown = [s for s in symptoms if s not in ("a", "b", "c", "d", "e")]
-    yield Case("each concern gets one of the letters a to e", not unknown, f"got {unknown}")
+    yield Case("each concern gets one of the five letters", not unknown, f"got {unknown}")
     avoided, given_up = _as_set(answer.get("swarms avoid")), answer.get("swarms give up")
     yield Case(
-        "'swarms avoid' is a set of the three concerns' names, 'swarms give up' one of x, y, z",
+        "'swarms avoid' is a set of the three concerns' names, 'swarms give up' one of its three letters",
         isinstance(avoided, set) and avoided <= set(_CONCERNS) and given_up in ("x", "y", "z"),
         f"got {answer.get('swarms avoid')!r} and {given_up!r}",
     )
-    yield Case(f"the answer is {MARKED_BY_GRADER}", True)
+    yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
 
 
 # --- 01.sentinel --------------------------------------------------------------------------------
@@ -355,5 +355,5 @@ def when_hierarchy(answer: Any) -> Iterator[Case]:
         yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
         return
     odd = {k: answer.get(k) for k in _SITUATIONS if answer.get(k) not in ("flat", "hierarchy")}
-    yield Case("every situation is answered 'flat' or 'hierarchy'", not odd, f"got {odd}")
-    yield Case(f"the answer is {MARKED_BY_GRADER}", True)
+    yield Case("every situation is answered with one of the exercise's two words", not odd, f"got {odd}")
+    yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
