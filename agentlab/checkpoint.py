@@ -50,6 +50,7 @@ from agentlab.monitor import FAILURE_KINDS, Failure
 from agentlab.plan import Plan, PlanError
 from agentlab.schedule import Slot
 from agentlab.trace import KINDS, Event, Run
+from agentlab.valid import hash_text, utf8_json
 
 try:
     import fcntl
@@ -67,7 +68,7 @@ class CheckpointError(ValueError):
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(hash_text(text)).hexdigest()
 
 
 def _short(value: Any) -> str:
@@ -169,13 +170,13 @@ def _write(path: Path, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
         "checksum": _digest(state),
         "state": state,
     }
-    text = json.dumps(document, indent=1, ensure_ascii=False)
+    data = utf8_json(document, indent=1)
     if path.is_dir():
         raise CheckpointError(_a_directory(path))
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())  # on disk before it takes the old file's place
         os.replace(temporary, path)

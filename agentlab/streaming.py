@@ -284,7 +284,8 @@ class _Streamed(_Loop):
                 self.accept(self.arrived.get_nowait())
             except queue.Empty:
                 break
-        return bool(self.running) or not self.ended_stream
+        ready = self.run.status == "running" and self.scheduler is not None and self.scheduler.ready
+        return bool(self.running or ready) or not self.ended_stream
 
     def read(self) -> None:
         """Real clock: read the stream on this thread; wake the loop with each arrival."""

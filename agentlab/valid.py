@@ -152,6 +152,21 @@ def loads(text: str | bytes, what: str, error: type[Exception] = ValueError) -> 
     return value
 
 
+def utf8_json(value: Any, **options: Any) -> bytes:
+    """`value` as JSON text in UTF-8 bytes, to be saved: non-ASCII text as itself (readable), or,
+    when the value holds text UTF-8 cannot (a lone surrogate, from a filename read with
+    surrogateescape, say), every non-ASCII character escaped (`\\udcff`), which reads back the same."""
+    try:
+        return json.dumps(value, ensure_ascii=False, **options).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, **options).encode("ascii")
+
+
+def hash_text(text: str) -> bytes:
+    """`text` as the bytes to hash: UTF-8, with a lone surrogate encoded as itself (never raising)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 _TOO_LONG = 10**MAX_DIGITS  # the smallest integer with more than MAX_DIGITS digits
 

@@ -148,14 +148,16 @@ def test_a_plan_that_turns_out_invalid_as_a_whole_stops_the_run_with_the_reason_
         StreamingPlanner(Scripted(text, stop="max_tokens"), STUB_TEAM)("Write a report.")
 
 
-def test_a_streamed_run_on_the_real_clock_against_serve_starts_before_the_plan_ends():
-    with start_server(pace=0.05) as server:
-        llm = AnthropicLLM("sim-large", "sim-large", base_url=server.url, api_key="test", max_retries=0)
+@pytest.mark.parametrize("width, pace", [(2, 0.05), (4, 0.05)])
+def test_a_streamed_run_on_the_real_clock_against_serve_starts_before_the_plan_ends(width, pace):
+    with start_server(pace=pace) as server:
+        llm = AnthropicLLM(base_url=server.url, api_key="test", max_retries=0)  # opus plans, haiku does
         team = world_team(llm)
-        task = world.fanout_task(random.Random(4), 4, "total", "w4")
+        task = world.fanout_task(random.Random(width), width, "total", f"w{width}")
         streamed = orchestrate_streaming(task.question, StreamingPlanner(llm, team), team, clock="real")
         whole = orchestrate(task.question, LLMPlanner(llm, team), team, workers=16)
     assert streamed.status == whole.status == "done" and streamed.outputs == whole.outputs
+    assert len(streamed.outputs) == len(streamed.plan)  # every step ran, the last ones too
     assert min(slot.start for slot in streamed.slots) < streamed.writing[1]
     assert streamed.calls[0][2].usage == whole.calls[0][2].usage  # the same plan call, streamed
 
@@ -176,3 +178,11 @@ def test_the_timeline_of_a_streamed_run_has_the_plans_writing_as_its_own_row_wit
     assert [t.get_text() for t in ax.get_yticklabels()][:2] == ["plan (writing)", run.plan.ids[0]]
     first = next(p for p in ax.patches if p.get_gid() == run.plan.ids[0])
     assert first.get_x() < writing.get_width()  # the first step starts under the writing
+
+
+def test_on_the_real_clock_steps_still_waiting_when_the_plan_has_ended_all_run():
+    # A model that answers at once: the whole plan, and its end, arrive before any step starts.
+    text = json.dumps({"steps": [step(1), step(2, depends=["s1"]), step(3, depends=["s2"])]})
+    run = orchestrate_streaming("Write a report.", StreamingPlanner(Scripted(text), STUB_TEAM), STUB_TEAM,
+                                clock="real")
+    assert run.status == "done" and list(run.outputs) == ["s1", "s2", "s3"]

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import re
 import sys
+from pathlib import Path
 
 from agentlab import world
 from agentlab.agents import world_team
@@ -122,7 +124,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"Fault {args.fault} on {which}.")
     print("Point the kit, or the anthropic SDK, at it (in another shell):")
     print(f"  export ANTHROPIC_BASE_URL={server.url}")
-    key = "<the --api-key you chose>" if args.api_key else "any-key  # any value will do"
+    key = "<the key this server wants>" if args.api_key else "any-key  # any value will do"
     print(f"  export ANTHROPIC_API_KEY={key}")
     print("Ctrl-C stops it.", flush=True)
     try:
@@ -142,6 +144,8 @@ def course_command(args: argparse.Namespace) -> int:
         return grade_command(args)
     if args.action == "release":
         return release_command(args)
+    if args.action == "export":
+        return export_command(args)
     try:
         stale = exercises.build(args.root, write=args.action == "build", only=args.notebooks or None)
     except exercises.CourseError as e:
@@ -222,7 +226,26 @@ def release_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def export_command(args: argparse.Namespace) -> int:
+    """`agentlab course export nbgrader DIR [NN ...]`: the exercises as an nbgrader course in DIR."""
+    from agentlab.course import nbgrader
+
+    if len(args.notebooks) < 2 or args.notebooks[0] != "nbgrader":
+        usage = "agentlab course export nbgrader DIR (optionally then notebook numbers)"
+        print(f"error: say `{usage}`", file=sys.stderr)
+        return 2
+    target, only = Path(args.notebooks[1]), args.notebooks[2:] or None
+    try:
+        written = nbgrader.export(args.root, target, only=only)
+    except nbgrader.ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(nbgrader.describe(written, target))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `agentlab` command line: its commands and their options."""
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a decomposed task and a simple task, and print both")
@@ -245,7 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of a mistake per call")
     sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
-    sim.add_argument("--api-key", help="accept only this key (default: any key)")
+    sim.add_argument(
+        "--api-key", default=os.environ.get("AGENTLAB_SERVE_API_KEY") or None,
+        help="accept only this key (default: $AGENTLAB_SERVE_API_KEY, which keeps the key out of the "
+        "process list; else any key)",
+    )
     sim.add_argument(
         "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"
     )
@@ -253,8 +280,9 @@ def main(argv: list[str] | None = None) -> int:
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
-        choices=("build", "check", "grade", "release"),
-        help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to DIR",
+        choices=("build", "check", "grade", "release", "export"),
+        help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to "
+        "DIR; export nbgrader DIR: the exercises as an nbgrader course",
     )
     course.add_argument(
         "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
@@ -273,7 +301,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     course.add_argument("--fresh", action="store_true", help="grade: forget the results file and regrade all")
     course.add_argument("--jobs", type=int, default=1, help="grade: notebooks graded at once (default 1)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.command == "run":
         return run(args)
     if args.command == "course":

@@ -32,6 +32,7 @@ import email.utils
 import json
 import os
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import replace
@@ -49,7 +50,7 @@ from agentlab.llm.base import (
     remember_secret,
 )
 from agentlab.llm.cache import api_counts, control, mark
-from agentlab.valid import loads, number
+from agentlab.valid import MAX_TIMEOUT, loads, number
 
 # Defaults checked against Anthropic's models overview on 2026-11-21: a strong model
 # writes the plans, a fast and cheap one runs the many executor turns.
@@ -70,6 +71,9 @@ _HINTS = {
     529: "the API is overloaded; try again shortly",
 }
 _ASKED_WAIT = "x-agentlab-asked-wait"  # set on a response whose retry-after the kit refused
+
+
+_KEYS: weakref.WeakKeyDictionary[AnthropicLLM, str] = weakref.WeakKeyDictionary()  # keys given in code
 
 
 def configured_models(env: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -116,19 +120,31 @@ class AnthropicLLM:
         self.executor_model = executor_model or default_executor
         self.base_url = base_url
         self.max_retries = number(max_retries, "max_retries", minimum=0, whole=True)
-        self.timeout = number(timeout, "timeout", above=0, must_be="a number of seconds > 0")
-        self.max_wait = number(max_wait, "max_wait", minimum=0, must_be="a number of seconds >= 0")
+        self.timeout = number(timeout, "timeout", above=0, maximum=MAX_TIMEOUT,
+                              must_be=f"a number of seconds in (0, {MAX_TIMEOUT:g}]")
+        self.max_wait = number(max_wait, "max_wait", minimum=0, maximum=MAX_TIMEOUT,
+                               must_be=f"a number of seconds in [0, {MAX_TIMEOUT:g}]")
         self.effort = effort
         self.cache = cache if cache is None else (control(cache) and cache)  # ValueError if unknown
-        self._api_key = api_key
+        if api_key is not None:
+            _KEYS[self] = api_key  # not a field: `vars` does not show it, a pickle does not carry it
         remember_secret(api_key)  # so that no message can show it, whatever it looks like
         self._http_client = http_client
         self._client = client
         if client is not None:
+            for secret in (getattr(client, "api_key", None), getattr(client, "auth_token", None)):
+                remember_secret(secret if isinstance(secret, str) else None)  # a key only the client holds
             self._watch(client)
         # Assistant turns that carried thinking blocks, exactly as received, by their first
         # tool_use id: the API needs them echoed unchanged when the tool results go back.
         self._raw_turns: dict[str, list[dict[str, Any]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle carries to another process (a Dask worker): the settings, never the SDK
+        client (it holds a lock, and the key) nor a key given in code. The worker builds its own
+        client on its first call, from its own environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL):
+        a key never crosses the network, and a `client=` given here does not travel either."""
+        return {**vars(self), "_client": None, "_http_client": None}
 
     def __repr__(self) -> str:  # never shows the key, nor a password in the URL
         where = f", base_url={self.base_url!r}" if self.base_url else ""
@@ -280,7 +296,7 @@ class AnthropicLLM:
         if self._client is None:
             import anthropic
 
-            api_key = self._api_key
+            api_key = _KEYS.get(self)
             local = not is_anthropic(self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API)
             if api_key is None and local:
                 api_key = os.environ.get("ANTHROPIC_API_KEY") or "local-server"  # some key, any value

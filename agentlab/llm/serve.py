@@ -47,8 +47,10 @@ through. `counts` tallies "requests", "answered" (by the simulator), "faults", e
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
 import threading
 import time
 from collections import Counter
@@ -57,8 +59,10 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agentlab.llm import wire
-from agentlab.llm.base import Completion, Tool
+from agentlab.llm import request, wire
+from agentlab.llm.anthropic import DEFAULT_EXECUTOR_MODEL, DEFAULT_PLANNER_MODEL
+from agentlab.llm.base import Completion
+from agentlab.llm.request import simulator_profile
 from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
 from agentlab.llm.wire import to_message
 from agentlab.valid import number
@@ -67,6 +71,10 @@ FAULT_HEADER = "x-agentlab-fault"
 FAULTS = ("429", "500", "529", "broken", "shape", "slow")
 MAX_SLOW = 600.0  # seconds: the longest a slow reply may wait
 MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
+REQUEST_SECONDS = 30.0  # the longest a client may take to send a whole request
+BACKLOG = 1024  # connections waiting to be accepted (a class of 50 connecting at once: 5 dropped some)
+MODELS = (DEFAULT_PLANNER_MODEL, DEFAULT_EXECUTOR_MODEL)  # listed besides the profiles
+ENDPOINTS = "this is agentlab serve, the simulator (not a real model): POST /v1/messages, GET /v1/models"
 
 
 def start_server(port: int = 0, **options: Any) -> SimServer:
@@ -100,13 +108,6 @@ def parse_fault(text: str, where: str = "fault") -> ServerFault:
     return ServerFault(kind, number(value, f"{where}: seconds", minimum=0, maximum=most))
 
 
-def simulator_profile(model: str) -> str:
-    """The simulator profile that answers for `model` (see the module docstring)."""
-    if model in PROFILES:
-        return model
-    return "sim-small" if any(word in model.lower() for word in ("haiku", "small")) else "sim-large"
-
-
 @dataclass(frozen=True)
 class Reply:
     """What the server sends back: status, body, headers, and a few words for the log."""
@@ -128,6 +129,8 @@ class SimServer(ThreadingHTTPServer):
     """
 
     daemon_threads = True  # a request still being answered never keeps the process alive
+    request_queue_size = BACKLOG
+    request_seconds = REQUEST_SECONDS
 
     def __init__(
         self,
@@ -191,7 +194,7 @@ class SimServer(ThreadingHTTPServer):
             n = self.counts["requests"]
         body, fault, reply = None, None, None
         if path.split("?")[0].rstrip("/") != "/v1/messages":
-            reply = _error(404, "not_found_error", f"no endpoint {path}; this server has POST /v1/messages")
+            reply = _error(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
         elif self.api_key is not None and self.api_key not in _keys(headers):
             reply = _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
         else:
@@ -207,14 +210,29 @@ class SimServer(ThreadingHTTPServer):
         with self._lock:
             self.counts[str(reply.status)] += 1
             self.counts["faults"] += fault is not None
-        return n, _summary(body, headers), reply
+        return n, request.summary(body, headers), reply
+
+    def models(self, path: str, headers: Mapping[str, str]) -> Reply:
+        """A GET: the models it answers as, as the API lists them (`GET /v1/models`, and one
+        by id); 404 elsewhere."""
+        where = path.split("?")[0].rstrip("/")
+        if self.api_key is not None and self.api_key not in _keys(headers):
+            return _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
+        listed = [_model(name) for name in (*PROFILES, *MODELS)]
+        if where == "/v1/models":
+            ends = {"first_id": listed[0]["id"], "last_id": listed[-1]["id"]}
+            page = {"data": listed, "has_more": False, **ends}
+            return Reply(200, json.dumps(page).encode(), "200 the model list")
+        if found := [m for m in listed if where == f"/v1/models/{m['id']}"]:
+            return Reply(200, json.dumps(found[0]).encode(), f"200 the model {where[11:]}")
+        return _error(404, "not_found_error", f"no endpoint GET {path}; {ENDPOINTS}")
 
     def _complete(self, body: Mapping[str, Any]) -> Reply:
         """The simulator's answer to a valid request, as a Messages API message."""
         try:
             with self._lock:  # one at a time, so a mistake the simulator made is this request's
                 made = len(self.llm.injected)
-                completion = self.llm.complete(**to_request(body))
+                completion = self.llm.complete(**request.to_request(body))
                 mistake = self.llm.injected[made].kind if len(self.llm.injected) > made else ""
                 self.counts["answered"] += 1
         except Exception as e:  # the simulator could not read this request: say so, keep serving
@@ -233,22 +251,13 @@ class SimServer(ThreadingHTTPServer):
         return Reply(200, json.dumps(message).encode(), note, headers=headers)
 
 
-def to_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A Messages API request body as `SimulatedLLM.complete`'s arguments (its model a profile)."""
-    system = body.get("system") or ""
-    system = "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else system  # blocks
-    fmt, tools = (body.get("output_config") or {}).get("format") or {}, body.get("tools", [])
-    return {
-        "system": system,
-        "messages": body["messages"],
-        "tools": [Tool(t["name"], t.get("description", ""), t.get("input_schema", {})) for t in tools],
-        "schema": fmt.get("schema") if fmt.get("type") == "json_schema" else None,
-        "model": simulator_profile(body["model"]),
-        "max_tokens": body["max_tokens"],
-    }
-
-
 # --- details ------------------------------------------------------------------------------------
+
+
+def _model(name: str) -> dict[str, Any]:
+    """A model as `GET /v1/models` lists one; its display name says which profile answers."""
+    said = f"{name} (the agentlab simulator's {simulator_profile(name)})"
+    return {"type": "model", "id": name, "display_name": said, "created_at": "2026-01-01T00:00:00Z"}
 
 
 def _error(status: int, kind: str, message: str, note: str = "", wait: float | None = None) -> Reply:
@@ -289,58 +298,14 @@ def _read(raw: bytes, headers: Mapping[str, str]) -> tuple[Any, ServerFault | No
         fault = parse_fault(headers[FAULT_HEADER], FAULT_HEADER) if FAULT_HEADER in headers else None
     except ValueError as e:
         return body, None, _error(400, "invalid_request_error", str(e))
-    problem = _problem(body)
-    return body, fault, _error(400, "invalid_request_error", problem) if problem else None
+    said = request.problem(body)
+    return body, fault, _error(400, "invalid_request_error", said) if said else None
 
 
 def _keys(headers: Mapping[str, str]) -> set[str]:
     """The keys a request presents: its x-api-key, and its Authorization bearer token."""
     bearer = headers.get("authorization", "")
     return {headers.get("x-api-key", ""), bearer[7:] if bearer.lower().startswith("bearer ") else ""} - {""}
-
-
-def _problem(body: Any) -> str:
-    """The first thing wrong with a request body ("" if it can be answered), as the API's 400 says."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"].strip():
-        return "model: a model name is required"
-    if type(body.get("max_tokens")) is not int or body["max_tokens"] < 1:
-        return "max_tokens: a whole number >= 1 is required"
-    if not isinstance(system := body.get("system", ""), str) and not _objects(system, "text"):
-        return "system: must be a string or a list of text blocks"
-    if not _objects(body.get("tools", []), "name"):
-        return "tools: must be a list of objects, each with a name"
-    if not isinstance(body.get("output_config") or {}, dict):
-        return "output_config: must be an object"
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
-        return "messages: a non-empty list of messages is required"
-    for i, m in enumerate(body["messages"]):
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            return f"messages.{i}: must be an object whose role is 'user' or 'assistant'"
-        if not isinstance(content := m.get("content"), str) and not _objects(content, "type"):
-            return f"messages.{i}.content: must be a string or a list of content blocks, each with a type"
-    return ""
-
-
-def _objects(value: Any, key: str) -> bool:
-    """Whether `value` is a list of JSON objects, each with a `key`."""
-    return isinstance(value, list) and all(isinstance(item, dict) and key in item for item in value)
-
-
-def _summary(body: Any, headers: Mapping[str, str]) -> str:
-    """A few words on a request for the log: model (and profile), messages, tools, schema, retry."""
-    if not isinstance(body, dict):
-        return ""
-    model = str(body.get("model", "?"))
-    parts = [f"{model} as {simulator_profile(model)}", f"{len(body.get('messages') or [])} messages"]
-    if body.get("tools"):
-        parts.append(f"{len(body['tools'])} tools")
-    if isinstance(body.get("output_config"), dict) and body["output_config"].get("format"):
-        parts.append("a JSON schema")
-    if headers.get("x-stainless-retry-count", "0") not in ("", "0"):
-        parts.append(f"retry {headers['x-stainless-retry-count']}")
-    return ", ".join(parts)
 
 
 def _note(completion: Completion, mistake: str) -> str:
@@ -358,8 +323,23 @@ class _Handler(BaseHTTPRequestHandler):
     """The HTTP side: read one request (bounded in size and time), write the server's Reply."""
 
     server: SimServer
-    timeout = 30  # seconds a client may take to send its request
+    timeout = REQUEST_SECONDS  # for each read; the whole request has REQUEST_SECONDS too (`setup`)
     server_version = "agentlab-serve"
+
+    def setup(self) -> None:
+        super().setup()  # a client trickling a byte at a time is cut off when its time is up
+        self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
+        self.cut.daemon, self.late = True, False
+        self.cut.start()
+
+    def _too_slow(self) -> None:
+        self.late = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RD)  # the read under way ends; replies still go
+
+    def finish(self) -> None:
+        self.cut.cancel()
+        super().finish()
 
     def do_POST(self) -> None:
         try:
@@ -368,17 +348,26 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(_error(411, "invalid_request_error", "a Content-Length header is required"))
             return
         if not 0 <= length <= MAX_BODY:
+            while 0 < length <= 4 * MAX_BODY and self.rfile.read(min(length, 1 << 20)):
+                length -= 1 << 20  # read what was sent, so the client is there to read the 413
             self._send(_error(413, "request_too_large", f"the request body is over {MAX_BODY} bytes"))
             return
+        raw = self.rfile.read(length)
+        self.cut.cancel()  # the request is in: answering it may take its time (a slow fault)
+        if len(raw) < length:
+            late = f"the request did not arrive within {self.server.request_seconds:g} s"
+            self._send(_error(408, "request_timeout", late if self.late else "the request body ended early"))
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        n, summary, reply = self.server.answer(self.path, headers, self.rfile.read(length))
+        n, summary, reply = self.server.answer(self.path, headers, raw)
         if self.server.log:
             self.server.log(f"#{n} POST {self.path} {summary} -> {reply.note}"[:300])
         self._send(reply)
 
     def do_GET(self) -> None:
-        text = f"agentlab serve: the simulator, not a real model, behind POST /v1/messages: {self.server!r}\n"
-        self._send(Reply(200, text.encode(), "", "text/plain; charset=utf-8"))
+        self.cut.cancel()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self._send(self.server.models(self.path, headers))
 
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
