@@ -336,13 +336,19 @@ def verdict(exercise: str, answer: Any) -> Result:
     """Run the exercise's cases and the instructor's grading cases on `answer`, in this process."""
     from agentlab.course import checks, hidden
 
-    if not getattr(checks.time_limit, "slack", False):
-        checks.time_limit = _slower(checks.time_limit)
+    original = checks.time_limit
+    checks.time_limit = _slower(original)  # for these cases only: put back below
+    try:
+        return _run_cases(exercise, answer, hidden.cases_for(exercise))
+    finally:
+        checks.time_limit = original
 
+
+def _run_cases(exercise: str, answer: Any, extras: list) -> Result:
     ex = find(exercise)
     passed = failed = 0
     first = ""
-    cases = itertools.chain(ex.cases(answer), *(extra(answer) for extra in hidden.cases_for(exercise)))
+    cases = itertools.chain(ex.cases(answer), *(extra(answer) for extra in extras))
     try:
         for case in cases:
             right = isinstance(case, Case) and _true(case.passed)
@@ -369,7 +375,6 @@ def _slower(time_limit: Any) -> Any:
     def slower(seconds: float | None = CASE_SECONDS) -> Any:
         return time_limit(None if seconds is None else seconds * SLACK)
 
-    slower.slack = True
     return slower
 
 
