@@ -79,7 +79,10 @@ def test_concerns_the_grader_fails_a_near_miss_without_saying_which_item_is_wron
 
 def test_concerns_feedback_catches_symptoms_written_out_instead_of_letters(capsys):
     notebook_code.caught(
-        capsys, "01.concerns", {**KEY, "bottleneck": "queues at the planner"}, "✗ each concern gets one of the five letters"
+        capsys,
+        "01.concerns",
+        {**KEY, "bottleneck": "queues at the planner"},
+        "✗ each concern gets one of the five letters",
     )
 
 
@@ -321,6 +324,7 @@ def test_when_hierarchy_the_grader_fails_wrong_choices_without_saying_how_many(a
 def test_when_hierarchy_feedback_catches_an_answer_that_is_not_flat_or_hierarchy(capsys):
     answer = {"p": False, "q": True, "r": False, "s": True}
     notebook_code.caught(capsys, "01.when-hierarchy", answer, "✗ every situation is answered with one of")
+
 
 # --- 01.reconcile ---------------------------------------------------------------------------------
 
