@@ -53,14 +53,24 @@ def pattern(hierarchical: bool = False, executors: int = 3) -> nx.DiGraph:
     joins their results. Hierarchical: the planner is a manager whose executors are sub-teams, each
     a lead planner with its own workers and its own synthesizer."""
     if not hierarchical:
-        nodes = {"task": ("task", "input", (0, 2)), "planner": ("planner\n(writes the plan)", "planner", (2, 2))}
+        nodes = {
+            "task": ("task", "input", (0, 2)),
+            "planner": ("planner\n(writes the plan)", "planner", (2, 2)),
+        }
         for i in range(executors):
-            nodes[f"executor{i + 1}"] = (f"executor {i + 1}\n(one step)", "executor", (4.2, 2 + (executors - 1) / 2 - i))
+            nodes[f"executor{i + 1}"] = (
+                f"executor {i + 1}\n(one step)",
+                "executor",
+                (4.2, 2 + (executors - 1) / 2 - i),
+            )
         nodes["synthesizer"] = ("synthesizer\n(joins the results)", "synthesizer", (6.4, 2))
         nodes["answer"] = ("answer", "input", (8.3, 2))
         edges = [("task", "planner")]
-        edges += [e for i in range(executors) for e in (("planner", f"executor{i + 1}", "step"),
-                                                           (f"executor{i + 1}", "synthesizer", "result"))]
+        edges += [
+            e
+            for i in range(executors)
+            for e in (("planner", f"executor{i + 1}", "step"), (f"executor{i + 1}", "synthesizer", "result"))
+        ]
         return _graph(nodes, [*edges, ("synthesizer", "answer")])
     nodes = {"task": ("task", "input", (0, 2.5)), "manager": ("manager\n(plans parts)", "planner", (2, 2.5))}
     edges: list[tuple] = [("task", "manager")]
@@ -89,8 +99,15 @@ def planner_loop() -> nx.DiGraph:
         "plan": ("plan\n(runs)", "synthesizer", (10, 2)),
         "reask": ("re-ask:\nthe problem named", "failed", (6, 0.4)),
     }
-    edges = [("task", "prompt"), ("prompt", "model"), ("model", "reply"), ("reply", "validate"),
-             ("validate", "plan", "valid"), ("validate", "reask", "invalid"), ("reask", "model", "at most n times")]
+    edges = [
+        ("task", "prompt"),
+        ("prompt", "model"),
+        ("model", "reply"),
+        ("reply", "validate"),
+        ("validate", "plan", "valid"),
+        ("validate", "reask", "invalid"),
+        ("reask", "model", "at most n times"),
+    ]
     return _graph(nodes, edges)
 
 
@@ -106,9 +123,17 @@ def recovery_loop() -> nx.DiGraph:
         "reroute": ("reroute\n(another agent)", "failed", (4.3, 0.3)),
         "replan": ("replan\n(what is left)", "failed", (2.2, 3.6)),
     }
-    edges = [("plan", "step"), ("step", "monitor"), ("monitor", "next", "ok"),
-             ("monitor", "retry", "failed"), ("monitor", "reroute", "failed"), ("monitor", "replan", "failed"),
-             ("retry", "step"), ("reroute", "step"), ("replan", "plan")]
+    edges = [
+        ("plan", "step"),
+        ("step", "monitor"),
+        ("monitor", "next", "ok"),
+        ("monitor", "retry", "failed"),
+        ("monitor", "reroute", "failed"),
+        ("monitor", "replan", "failed"),
+        ("retry", "step"),
+        ("reroute", "step"),
+        ("replan", "plan"),
+    ]
     return _graph(nodes, edges)
 
 
@@ -124,8 +149,14 @@ def control_and_data() -> nx.DiGraph:
         "tools": ("tool outputs\n(untrusted: may hold\na planted note)", "data", (2.3, 1)),
         "answer": ("answer", "synthesizer", (7.2, 1)),
     }
-    edges = [("task", "planner", "control"), ("planner", "plan", "control"), ("plan", "executor", "control"),
-             ("executor", "tools", "call"), ("tools", "executor", "data"), ("executor", "answer", "data")]
+    edges = [
+        ("task", "planner", "control"),
+        ("planner", "plan", "control"),
+        ("plan", "executor", "control"),
+        ("executor", "tools", "call"),
+        ("tools", "executor", "data"),
+        ("executor", "answer", "data"),
+    ]
     return _graph(nodes, edges)
 
 
@@ -163,7 +194,9 @@ def hierarchy_tree(root) -> nx.DiGraph:
         x = (min(kids) + max(kids)) / 2 if kids else leaves[0] * LEAF_SPACING
         role = "manager" if not node.path else f"lead {name}"
         said = f"\n= {str(node.answer)[:14]}" if node.status == "done" else f"\n{node.status}"
-        g.add_node(name, label=role + said, kind="planner" if node.status == "done" else "failed", pos=(x, -depth))
+        g.add_node(
+            name, label=role + said, kind="planner" if node.status == "done" else "failed", pos=(x, -depth)
+        )
         return x
 
     place(root, 0)
@@ -183,19 +216,47 @@ def draw(graph: nx.DiGraph, ax: Axes | None = None, title: str | None = None, bo
     boxes = {}
     for name, data in graph.nodes(data=True):
         x, y = data["pos"]
-        boxes[name] = ax.text(x, y, data["label"], ha="center", va="center", fontsize=box_size, zorder=3,
-                              bbox=dict(boxstyle="round,pad=0.45", facecolor=COLOURS[data["kind"]], edgecolor="#444444"))
+        boxes[name] = ax.text(
+            x,
+            y,
+            data["label"],
+            ha="center",
+            va="center",
+            fontsize=box_size,
+            zorder=3,
+            bbox=dict(boxstyle="round,pad=0.45", facecolor=COLOURS[data["kind"]], edgecolor="#444444"),
+        )
     for a, b, data in graph.edges(data=True):
         (xa, ya), (xb, yb), label = pos[a], pos[b], data.get("label", "")
         back = xb < xa and abs(yb - ya) < 0.01  # an arrow back along a row bends, to stay clear of the boxes
         bend = data.get("bend") if data.get("bend") is not None else (0.45 if back else 0.0)
-        ax.annotate("", xy=(xb, yb), xytext=(xa, ya), zorder=2, arrowprops=dict(
-            arrowstyle="-|>", color="#555555", lw=1.2, shrinkA=2, shrinkB=2,
-            patchA=boxes[a].get_bbox_patch(), patchB=boxes[b].get_bbox_patch(),  # arrows end at the boxes' edges
-            connectionstyle=f"arc3,rad={bend}"))
+        ax.annotate(
+            "",
+            xy=(xb, yb),
+            xytext=(xa, ya),
+            zorder=2,
+            arrowprops=dict(
+                arrowstyle="-|>",
+                color="#555555",
+                lw=1.2,
+                shrinkA=2,
+                shrinkB=2,
+                patchA=boxes[a].get_bbox_patch(),
+                patchB=boxes[b].get_bbox_patch(),  # arrows end at the boxes' edges
+                connectionstyle=f"arc3,rad={bend}",
+            ),
+        )
         if label:
-            ax.text((xa + xb) / 2, (ya + yb) / 2 + (abs(bend) * (xa - xb) / 2 if back else 0.12), label, ha="center", va="bottom",
-                    fontsize=box_size - 1, color="#333333", style="italic")
+            ax.text(
+                (xa + xb) / 2,
+                (ya + yb) / 2 + (abs(bend) * (xa - xb) / 2 if back else 0.12),
+                label,
+                ha="center",
+                va="bottom",
+                fontsize=box_size - 1,
+                color="#333333",
+                style="italic",
+            )
     if graph.graph.get("legend"):
         kinds = sorted({kind for _, kind in graph.nodes(data="kind")}, key=list(COLOURS).index)
         handles = [Patch(facecolor=COLOURS[k], edgecolor="#444444", label=LEGEND.get(k, k)) for k in kinds]
@@ -203,8 +264,10 @@ def draw(graph: nx.DiGraph, ax: Axes | None = None, title: str | None = None, bo
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - 1, max(xs) + 1)
-    bent = any(d.get("bend") or (pos[b][0] < pos[a][0] and abs(pos[a][1] - pos[b][1]) < 0.01)
-               for a, b, d in graph.edges(data=True))
+    bent = any(
+        d.get("bend") or (pos[b][0] < pos[a][0] and abs(pos[a][1] - pos[b][1]) < 0.01)
+        for a, b, d in graph.edges(data=True)
+    )
     ax.set_ylim(min(ys) - 0.8, max(ys) + (1.8 if bent else 0.8))
     ax.axis("off")
     if title:

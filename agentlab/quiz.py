@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 
-def quiz(question: str, choices: Mapping[str, str], correct: str, why: str, answer: str | None = None) -> None:
+def quiz(
+    question: str, choices: Mapping[str, str], correct: str, why: str, answer: str | None = None
+) -> None:
     """Print a question and its choices, then the verdict on `answer` (None: not answered yet).
     Prints only, returns nothing: a notebook cell shows no stray `True` under the verdict."""
     if correct not in choices:

@@ -40,21 +40,31 @@ def test_the_hierarchical_pattern_has_a_manager_over_leads_each_with_workers_and
 
 def test_the_planner_loop_re_asks_the_model_only_on_an_invalid_plan():
     g = diagrams.planner_loop()
-    assert ("validate", "plan") in edges(g) and ("validate", "reask") in edges(g) and ("reask", "model") in edges(g)
-    assert g.edges["validate", "plan"]["label"] == "valid" and g.edges["validate", "reask"]["label"] == "invalid"
+    assert (
+        ("validate", "plan") in edges(g)
+        and ("validate", "reask") in edges(g)
+        and ("reask", "model") in edges(g)
+    )
+    assert (
+        g.edges["validate", "plan"]["label"] == "valid" and g.edges["validate", "reask"]["label"] == "invalid"
+    )
     assert ("task", "prompt") in edges(g) and ("prompt", "model") in edges(g)
 
 
 def test_the_recovery_loop_sends_a_failure_to_retry_reroute_or_replan_and_back():
     g = diagrams.recovery_loop()
     assert set(g.successors("monitor")) == {"next", "retry", "reroute", "replan"}
-    assert ("retry", "step") in edges(g) and ("reroute", "step") in edges(g) and ("replan", "plan") in edges(g)
+    assert (
+        ("retry", "step") in edges(g) and ("reroute", "step") in edges(g) and ("replan", "plan") in edges(g)
+    )
 
 
 def test_in_control_and_data_flow_nothing_from_the_tools_reaches_the_planner():
     g = diagrams.control_and_data()
     assert {p for p in g.predecessors("planner")} == {"task"}
-    assert ("tools", "executor") in edges(g) and not any(b in ("planner", "plan") for a, b in edges(g) if a == "tools")
+    assert ("tools", "executor") in edges(g) and not any(
+        b in ("planner", "plan") for a, b in edges(g) if a == "tools"
+    )
 
 
 def test_a_hierarchy_tree_has_a_box_per_team_and_a_leaf_per_worker_step():
@@ -72,15 +82,27 @@ def test_a_hierarchy_tree_has_a_box_per_team_and_a_leaf_per_worker_step():
 
 def test_a_failed_team_and_its_failed_steps_are_drawn_red():
     task = world.fanout_task(random.Random(1), 8, "total")
-    broken = Hierarchy(SimulatedLLM(seed=0), recovery=[Replan(max_replans=1)], faults={"s2": [Fault(role="researcher")]},
-                       tool_seconds=1.0).solve(task.question)
+    broken = Hierarchy(
+        SimulatedLLM(seed=0),
+        recovery=[Replan(max_replans=1)],
+        faults={"s2": [Fault(role="researcher")]},
+        tool_seconds=1.0,
+    ).solve(task.question)
     g = diagrams.hierarchy_tree(broken)
     failed = {n for n in g.nodes if g.nodes[n]["kind"] == "failed"}
     assert "s2" in failed and all(n.startswith("s2") for n in failed)  # the team, and its failed lookups
 
 
-@pytest.mark.parametrize("make", [diagrams.pattern, lambda: diagrams.pattern(hierarchical=True), diagrams.planner_loop,
-                                  diagrams.recovery_loop, diagrams.control_and_data])
+@pytest.mark.parametrize(
+    "make",
+    [
+        diagrams.pattern,
+        lambda: diagrams.pattern(hierarchical=True),
+        diagrams.planner_loop,
+        diagrams.recovery_loop,
+        diagrams.control_and_data,
+    ],
+)
 def test_draw_puts_every_box_and_arrow_on_the_axes(make):
     g = make()
     ax = diagrams.draw(g, title="t")
