@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 setup-test: $(TEST_STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,trace,mcp,nbgrader]'
 	touch $(TEST_STAMP)
 
 $(LAB_SETTINGS): Makefile | $(STAMP)

@@ -32,7 +32,7 @@ from typing import Any
 
 from agentlab.agents import Agent
 from agentlab.faults import Fault, InjectedFault, sentinel_output, wrong_output
-from agentlab.llm.base import PaidError
+from agentlab.llm.base import Completion, PaidError, Usage
 from agentlab.monitor import Check, Failure, inspect
 from agentlab.plan import Step
 
@@ -90,12 +90,50 @@ def attempt(
     return Attempt(output, work.calls, seconds, failure, forced, where=here())
 
 
+def travelling(agent: Agent, *args: Any) -> Attempt:
+    """`attempt`, on a worker in another process: what goes back must be pickled too, and a
+    Dask future whose result cannot be never completes (the run would wait for ever). So the
+    worker checks first, and a result that cannot travel is a failed attempt naming what
+    holds what; the calls it paid go back as plain `Completion`s where they can."""
+    result = attempt(agent, *args)
+    if (said := _unpicklable(result)) is None:
+        return result
+    calls = [plain for plain in map(_plain_call, result.calls) if _problem(plain) is None]
+    lost = len(result.calls) - len(calls)
+    reason = (f"the step's result cannot be sent back from the worker: {said}; return plain text "
+              f"and llm.Completion calls" + (f" ({lost} call(s) could not be counted)" if lost else ""))
+    return Attempt(None, tuple(calls), result.seconds, Failure("error", reason), where=result.where)
+
+
+def _unpicklable(result: Attempt) -> str | None:
+    """What in `result` cannot be pickled (`output`, `calls[i]`, `failure`), in words, or None."""
+    for name, value in [("output", result.output), *((f"calls[{i}]", c) for i, c in enumerate(result.calls)),
+                        ("failure", result.failure)]:
+        if said := _problem(value):
+            return f"`{name}` ({type(value).__name__}) cannot be pickled ({said})"
+    return None
+
+
+def _plain_call(call: Any) -> Any:
+    """A Completion rebuilt from plain values (text, model, counts): what a paid call must keep."""
+    if not isinstance(call, Completion):
+        return call
+    u = call.usage
+    counts = (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
+    usage = Usage(*(int(n) for n in counts))
+    return Completion(str.__str__(call.text), str(call.model), str(call.backend), usage, float(call.latency),
+                      stop_reason=str(call.stop_reason))
+
+
 def submit(pool: futures.Executor, agent: Agent, *args: Any) -> futures.Future:
-    """Hand `attempt(agent, *args)` to `pool`. If the pool refuses it (a Dask client cannot
-    pickle the agent, say), the future holds a failed attempt saying why, not an exception."""
+    """Hand `attempt(agent, *args)` to `pool` (`travelling` unless it runs in this process). If
+    the pool refuses it (a Dask client cannot pickle the agent, say), the future holds a failed
+    attempt saying why, not an exception."""
+    same_process = isinstance(pool, InPlace | Daemons | futures.ThreadPoolExecutor)  # nothing pickled
+    work = attempt if same_process else travelling
     try:
         with _quiet("distributed.protocol.pickle"):  # its traceback is replaced by our reason
-            return pool.submit(attempt, agent, *args)
+            return pool.submit(work, agent, *args)
     except Exception as error:  # noqa: BLE001 - any refusal fails the attempt, with its reason
         future: futures.Future = futures.Future()
         reason = cannot_travel(agent, *args) or f"the pool refused it ({type(error).__name__}: {error})"
@@ -133,20 +171,7 @@ ARGUMENTS = ("step", "step", "context", "checks", "fault")  # what `attempt` tak
 def cannot_travel(agent: Agent, *args: Any) -> str | None:
     """What in an attempt cannot be pickled (by cloudpickle, as Dask does), in words naming it,
     or None if everything can. For the agent, the variable its function holds that cannot."""
-    try:
-        import cloudpickle  # comes with dask; only a pool that failed gets here
-
-        dumps = cloudpickle.dumps
-    except ImportError:  # pragma: no cover - without dask, plain pickle
-        dumps = pickle.dumps
-
-    def problem(value: Any) -> str | None:
-        try:
-            dumps(value)
-        except Exception as error:  # noqa: BLE001 - whatever the pickler says is the reason
-            return f"{type(error).__name__}: {error}"
-        return None
-
+    problem = _problem
     how = ("everything a step needs is pickled to the worker: create what cannot travel (a lock, "
            "an open file, a live client) inside the agent's function, or run this team on threads")
     if said := problem(agent):
@@ -158,6 +183,21 @@ def cannot_travel(agent: Agent, *args: Any) -> str | None:
     for name, value in zip(ARGUMENTS, args, strict=False):
         if said := problem(value):
             return f"the step's {name} cannot be sent to a worker: {said}; {how}"
+    return None
+
+
+def _problem(value: Any) -> str | None:
+    """Why `value` cannot be pickled (by cloudpickle, as Dask does), or None if it can."""
+    try:
+        import cloudpickle  # comes with dask; only a pool of other processes gets here
+
+        dumps = cloudpickle.dumps
+    except ImportError:  # pragma: no cover - without dask, plain pickle
+        dumps = pickle.dumps
+    try:
+        dumps(value)
+    except Exception as error:  # noqa: BLE001 - whatever the pickler says is the reason
+        return f"{type(error).__name__}: {error}"
     return None
 
 

@@ -10,7 +10,9 @@ are not run again; a step that was running when the process died runs again.
 The file is JSON, so you can read it. It is written to a temporary file first and
 then renamed over the old one (`os.replace`, atomic), so a kill mid-write leaves
 the previous checkpoint whole, never half a file (the temporary file it leaves
-behind is removed by the next save or resume). It carries a format version, a
+behind is removed by the next run that uses the path). One run at a time writes a path
+(`claimed`): a second run given a path in use is refused, and reading it (`load`, from
+another notebook say) never disturbs the run writing it. It carries a format version, a
 fingerprint of the task and the plan it belongs to, and a checksum of its state,
 and its state must have the shape `STATE_SCHEMA` gives: resuming a different task
 or plan, a newer format, or a damaged file (not UTF-8, not JSON, edited, a field
@@ -31,13 +33,14 @@ for plans of tens or hundreds of steps (a longer run would append to a log inste
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,12 @@ from agentlab.monitor import FAILURE_KINDS, Failure
 from agentlab.plan import Plan, PlanError
 from agentlab.schedule import Slot
 from agentlab.trace import KINDS, Event, Run
+from agentlab.valid import hash_text, utf8_json
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
 
 VERSION = 1
 FORMAT = "agentlab-checkpoint"
@@ -59,7 +68,7 @@ class CheckpointError(ValueError):
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+    return hashlib.sha256(hash_text(text)).hexdigest()
 
 
 def _short(value: Any) -> str:
@@ -161,14 +170,13 @@ def _write(path: Path, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
         "checksum": _digest(state),
         "state": state,
     }
-    text = json.dumps(document, indent=1, ensure_ascii=False)
+    data = utf8_json(document, indent=1)
     if path.is_dir():
         raise CheckpointError(_a_directory(path))
-    _tidy(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())  # on disk before it takes the old file's place
         os.replace(temporary, path)
@@ -182,7 +190,6 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
     for that plan; `state["plan0"]` is the plan the run started from."""
     path = Path(path)
     name = path.name
-    _tidy(path)
     document = _read(path)
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise CheckpointError(f"{name} is not an agentlab checkpoint")
@@ -251,16 +258,53 @@ def _a_directory(path: Path) -> str:
 
 
 def _tidy(path: Path) -> None:
-    """Remove the temporary files that writes to `path` killed halfway left behind (see `_write`)."""
+    """Remove the temporary files that writes to `path` killed halfway left behind (see `_write`).
+    Only the run that holds the path (`claimed`) does this: another writer's file is not stray."""
     for stray in path.parent.glob(glob.escape(path.name) + ".????????.tmp"):
         stray.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def claimed(path: str | os.PathLike | None) -> Iterator[None]:
+    """Hold `path` for one run, so that no second run (another thread, process or notebook)
+    writes the same checkpoint at the same time: that run is refused with a CheckpointError.
+    The hold is an OS lock on `<name>.lock` beside it, released when the run ends or its
+    process dies (a killed run never leaves the path held). Readers (`load`) need no hold."""
+    if path is None or fcntl is None:  # no checkpoint; or Windows: no such lock, no guard
+        yield
+        return
+    path = Path(path)
+    lock = path.parent / (path.name + ".lock")
+    while True:
+        try:
+            handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise CheckpointError(f"cannot write the checkpoint {str(path)!r}: {e.strerror or e}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise CheckpointError(
+                f"checkpoint {path.name} is in use by another run that is still going (in this process "
+                "or another); wait for it to end, or give this run its own checkpoint file"
+            ) from None
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(lock).st_ino == os.fstat(handle).st_ino:
+                break  # locked, and still the lock file (not one its last holder just removed)
+        os.close(handle)
+    try:
+        _tidy(path)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)  # before unlocking: a run waiting re-checks the file it locked
+        os.close(handle)
 
 
 # --- the state's shape ------------------------------------------------------------------------
 
 _TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
 _SECONDS = {"type": "number", "minimum": 0}
-_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 
 
 def _row(*items: dict) -> dict:

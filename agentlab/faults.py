@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from agentlab.monitor import FAILED
-from agentlab.valid import number
+from agentlab.valid import MAX_TIMEOUT, number
 from agentlab.world import ENTITIES
 
 FAULT_KINDS = ("error", "sentinel", "wrong", "slow")
@@ -56,7 +56,7 @@ class Fault:
         if self.times is not None:
             every = "a whole number >= 1 (or None for every attempt)"
             number(self.times, "a fault's times", minimum=1, whole=True, must_be=every)
-        number(self.seconds, "a fault's seconds", minimum=0)
+        number(self.seconds, "a fault's seconds", minimum=0, maximum=MAX_TIMEOUT)  # a real clock sleeps it
 
     def hits(self, step_id: str, role: str, attempt: int) -> bool:
         """Does attempt number `attempt` (from 1) at step `step_id`, by `role`, fail?"""

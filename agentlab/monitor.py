@@ -35,7 +35,7 @@ from agentlab.llm.base import redact
 from agentlab.plan import Context, Step, fill_in
 from agentlab.prompts import reported
 from agentlab.trace import Run
-from agentlab.valid import number
+from agentlab.valid import MAX_TIMEOUT, number
 from agentlab.world import FUNCTIONS, QuestionError, ToolError, check_answer, gold_answer
 
 FAILURE_KINDS = ("error", "timeout", "sentinel", "check")
@@ -186,7 +186,7 @@ def run_python(code: str, timeout: float = 5.0) -> CodeResult:
     """Run `code` in a fresh Python process (isolated mode, no user site or environment
     hooks), killed after `timeout` seconds. A separate process is what makes the timeout
     real: a thread cannot be stopped, a process can. It is not a security sandbox."""
-    number(timeout, "run_python's timeout", above=0)
+    number(timeout, "run_python's timeout", above=0, maximum=MAX_TIMEOUT)
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=timeout
@@ -209,7 +209,7 @@ def code_of(output: str) -> str:
 def code_critic(tests: str, timeout: float = 5.0) -> Critic:
     """A critic for steps that write code: it runs the code and then `tests` (asserts) in a
     separate process; any exception, failed assert or timeout is its verdict."""
-    number(timeout, "code_critic's timeout", above=0)
+    number(timeout, "code_critic's timeout", above=0, maximum=MAX_TIMEOUT)
 
     def judge(step: Step, output: str, context: Context) -> str | None:
         result = run_python(code_of(output) + "\n\n" + tests, timeout)

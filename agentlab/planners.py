@@ -244,5 +244,5 @@ def quoted(reply: str) -> str:
 
 def planning_failure(error: Exception) -> str:
     """How a planner's failure reads in a run's reason: a PlanError (PlanningFailed is one)
-    speaks for itself; a model error is named."""
+    speaks for itself; any other error is named."""
     return str(error) if isinstance(error, PlanError) else f"{type(error).__name__}: {error}"

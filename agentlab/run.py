@@ -46,16 +46,15 @@ from agentlab.agents import STUB_TEAM, Agent
 from agentlab.attempt import Attempt, Daemons, InPlace, Job, outcome, submit
 from agentlab.budget import Budget, spent
 from agentlab.faults import Fault, first_hit
-from agentlab.llm.base import ModelError, paid, redact
+from agentlab.llm.base import paid, redact
 from agentlab.monitor import Check, Failure
 from agentlab.plan import Plan, PlanError, Step, remaining
 from agentlab.planners import planning_failure, stub_planner
 from agentlab.recovery import Replan
 from agentlab.schedule import Clock, ListScheduler, Slot, step_duration
+from agentlab.settings import check_settings, check_task, check_team
 from agentlab.trace import Event, Run
-from agentlab.valid import number
 
-CLOCKS = ("virtual", "real")
 WALL_FACTOR = 10  # virtual clock: real seconds waited for a report, in units of `timeout`
 
 
@@ -71,7 +70,7 @@ def orchestrate(
     `run_plan` (checks, recovery, budget, ...); a `Replan()` without a planner uses this one.
 
     The model calls that wrote the plan travel with it (`plan.calls`), counted under the role
-    "planner". If planning fails (no valid plan, or a model error), the result is a failed Run
+    "planner". If planning fails (no valid plan, a model error, any exception), the result is a failed Run
     with no plan, the reason and the calls it cost. With `checkpoint=` and `resume=True`, a
     saved run is carried on without planning again."""
     if options.get("recovery"):
@@ -79,13 +78,15 @@ def orchestrate(
             Replan(planner, p.max_replans) if isinstance(p, Replan) and p.planner is None else p
             for p in options["recovery"]
         ]
+    check_task(task)
+    check_team(team)
     path = options.get("checkpoint")
     if options.get("resume") and path is not None and Path(path).exists():
         plan = checkpoints.first_plan(path, task)  # the plan it started from; no new planning
         return run_plan(plan, team, task, workers=workers, **options)
     try:
         plan = planner(task)
-    except (PlanError, ModelError) as error:  # PlanningFailed is a PlanError
+    except Exception as error:  # noqa: BLE001 - as in a step: any planner's fault is a failed run
         reason = redact(f"planning failed: {planning_failure(error)}")
         run = Run(task, None, workers=workers, status="failed", reason=reason)
         run.calls = [("plan", "planner", c) for c in paid(error)]
@@ -124,44 +125,34 @@ def run_plan(
     carried on from. `planning_calls`: the model calls that wrote `plan`, counted in the budget
     and listed first in `Run.calls` (under step "plan", role "planner").
     """
-    replan = _check(team, task, clock, timeout, recovery, budget, faults, checkpoint, resume)
+    check_settings(team, clock, timeout, budget, faults, checkpoint, resume)
+    replan = recoveries.check_policies(recovery, team, task) if recovery else None
     if not isinstance(plan, Plan):
         raise PlanError(f"run_plan needs a Plan, got {type(plan).__name__}")
     for step in plan:  # the plan is valid; here it meets this team
         if step.role not in team:
             raise PlanError(f"step {step.id!r} has unknown role {step.role!r}; known roles: {sorted(team)}")
     run = Run(task=task, plan=plan, workers=workers, clock=clock, plans=[plan])
-    now = 0.0
+    with checkpoints.claimed(checkpoint):  # no other run writes this checkpoint meanwhile
+        now = _begin(run, team, checkpoint, resume, planning_calls)
+        loop = _Loop(run, team, Clock(clock, now), _scheduler(run, workers), tuple(checks), timeout,
+                     tuple(recovery), replan, budget, tuple(faults), checkpoint)
+        if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
+            return loop.go(pool or InPlace())
+        with Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab") as own:
+            return loop.go(own)  # (with a time limit, attempts on threads the run can walk away from)
+
+
+def _begin(run: Run, team, checkpoint, resume: bool, planning_calls) -> float:
+    """Carry on from the checkpoint, or start afresh (the first save): the clock time to start at."""
     if resume and checkpoint is not None and Path(checkpoint).exists():
-        now = checkpoints.restore(checkpoint, run, team)
-    else:
-        run.calls = [("plan", "planner", c) for c in planning_calls]
-        for step in plan:
-            run.record(0.0, "planned", step, step.instruction)
-        if checkpoint is not None:
-            checkpoints.save(checkpoint, run, 0.0)
-    loop = _Loop(run, team, Clock(clock, now), _scheduler(run, workers), tuple(checks), timeout,
-                 tuple(recovery), replan, budget, tuple(faults), checkpoint)
-    if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
-        return loop.go(pool or InPlace())
-    with Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab") as own:
-        return loop.go(own)  # (with a time limit, attempts on threads the run can walk away from)
-
-
-def _check(team, task, clock, timeout, recovery, budget, faults, checkpoint, resume) -> Replan | None:
-    """Refuse bad settings before anything runs; the Replan policy, if there is one."""
-    if clock not in CLOCKS:
-        raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
-    if timeout is not None:
-        number(timeout, "timeout", above=0, must_be="a number of seconds > 0 (or None)")
-    if budget is not None and not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a Budget, got {type(budget).__name__}")
-    for fault in faults:
-        if not isinstance(fault, Fault):
-            raise TypeError(f"faults must be Fault objects, got {type(fault).__name__}")
-    if resume and checkpoint is None:
-        raise ValueError("resume=True needs the checkpoint file to resume from: pass checkpoint=")
-    return recoveries.check_policies(recovery, team, task) if recovery else None
+        return checkpoints.restore(checkpoint, run, team)
+    run.calls = [("plan", "planner", c) for c in planning_calls]
+    for step in run.plan:
+        run.record(0.0, "planned", step, step.instruction)
+    if checkpoint is not None:
+        checkpoints.save(checkpoint, run, 0.0)
+    return 0.0
 
 
 def _scheduler(run: Run, workers: int) -> ListScheduler | None:

@@ -77,6 +77,20 @@ class ListScheduler:
         self.ready = [i for i, n in enumerate(self.unmet) if n == 0]  # ascending: already a heap
         self.free = list(range(workers))  # ascending: already a heap
         self.busy = 0
+        self.done: set[str] = set()
+
+    def add(self, step: Step) -> None:
+        """One more step, written after the others (a streamed plan's): ready once those of its
+        dependencies not yet done are."""
+        i = len(self.steps)
+        self.steps, self.index[step.id] = (*self.steps, step), i
+        waits = [d for d in step.depends_on if d not in self.done]
+        self.unmet.append(len(waits))
+        self.needed_by.append([])
+        for d in waits:
+            self.needed_by[self.index[d]].append(i)
+        if not waits:
+            heapq.heappush(self.ready, i)
 
     def take(self) -> list[tuple[Step, int]]:
         """Pair ready steps with free workers: (step, worker) pairs, first-written step first."""
@@ -92,6 +106,7 @@ class ListScheduler:
         heapq.heappush(self.free, worker)
         self.busy -= 1
         if ok:  # every step waiting for it is one dependency closer to ready
+            self.done.add(step_id)
             for after in self.needed_by[self.index[step_id]]:
                 self.unmet[after] -= 1
                 if not self.unmet[after]:

@@ -29,6 +29,7 @@ N = TypeVar("N")
 
 MAX_DEPTH = 20  # levels of JSON nesting: a plan needs about 5, Python's recursion limit about 1000
 MAX_DIGITS = 308  # an integer with more digits is past what a float (so the clock) can hold
+MAX_TIMEOUT = 86_400.0  # seconds: the longest time limit a setting may give (a thread can wait it)
 
 
 def number(
@@ -149,6 +150,21 @@ def loads(text: str | bytes, what: str, error: type[Exception] = ValueError) -> 
     if problem := json_problem(value):
         raise error(f"{what} {problem}")
     return value
+
+
+def utf8_json(value: Any, **options: Any) -> bytes:
+    """`value` as JSON text in UTF-8 bytes, to be saved: non-ASCII text as itself (readable), or,
+    when the value holds text UTF-8 cannot (a lone surrogate, from a filename read with
+    surrogateescape, say), every non-ASCII character escaped (`\\udcff`), which reads back the same."""
+    try:
+        return json.dumps(value, ensure_ascii=False, **options).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, **options).encode("ascii")
+
+
+def hash_text(text: str) -> bytes:
+    """`text` as the bytes to hash: UTF-8, with a lone surrogate encoded as itself (never raising)."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")

@@ -167,16 +167,19 @@ def draw_timeline(
     `by="where"` gives one row per process that ran a step (`Slot.where`, "host:pid"), in the
     order they first started one: on a cluster, which machine and worker process ran what
     (a step retried after its worker died shows on both; "where unknown" when none reported).
+    A run whose plan was streamed (`streaming.orchestrate_streaming`) gets a first row, the
+    plan's writing, with a tick where each step was written: the steps start under it.
     """
     if by not in BY:
         raise ValueError(f"by must be one of {BY}, got {by!r}")
     failed: set[str] = set()
-    unit = "s"
+    unit, writing, written = "s", None, []
     if isinstance(slots_or_run, Run):
         run = slots_or_run
         slots, plan = list(run.slots), plan or run.plan
         failed = {step_id for step_id, s in run.step_status.items() if s == "failed"}
         unit = "virtual s" if run.clock == "virtual" else "wall-clock s"
+        writing, written = run.writing, [e.time for e in run.trace.of_kind("planned")]
     else:
         slots = list(slots_or_run)
     roles = {s.id: s.role for s in plan} if plan is not None else {}
@@ -194,12 +197,20 @@ def draw_timeline(
         order += [i for i in ran if i not in order]  # and a replan drops steps from the plan
         row_of = {step_id: n for n, step_id in enumerate(order)}
         labels = order
+    first = 0 if writing is None else 1  # the plan's writing takes the first row
+    if writing is not None:
+        labels = ["plan (writing)", *labels]
     if ax is None:
         _, ax = plt.subplots(figsize=(9, 0.9 + 0.45 * max(len(labels), 1)))
+    if writing is not None:
+        span = writing[1] - writing[0]
+        (bar,) = ax.barh(0, span, left=writing[0], height=0.6, color="#dddddd", edgecolor="#222222")
+        bar.set_gid("plan-writing")
+        ax.plot(written, [0] * len(written), "|", color="#222222", markersize=14)
 
     for slot in slots:
         role = roles.get(slot.step_id)
-        row = rows.index(slot.where) if by == "where" else row_of[slot.step_id]
+        row = first + (rows.index(slot.where) if by == "where" else row_of[slot.step_id])
         (bar,) = ax.barh(
             row,
             slot.end - slot.start,
@@ -214,7 +225,7 @@ def draw_timeline(
             ax.text((slot.start + slot.end) / 2, row, slot.step_id, ha="center", va="center")
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()  # worker 0 (or the first step, or the first process) on top
-    right = max(makespan(slots), 1e-9) * 1.02
+    right = max(makespan(slots), writing[1] if writing else 0, 1e-9) * 1.02
     drawn = [a for a in ax.get_shared_x_axes().get_siblings(ax) if a is not ax and a.patches]
     if drawn:  # an x axis shared with timelines already drawn: one scale, wide enough for the longest
         right = max(right, drawn[0].get_xlim()[1])

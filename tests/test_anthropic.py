@@ -52,11 +52,11 @@ pytestmark = pytest.mark.usefixtures("no_network")  # the SDK must never reach a
 
 def test_a_plan_request_sends_the_schema_as_structured_output_and_parses_the_reply():
     api = FakeAPI(reply([{"type": "text", "text": json.dumps(GOOD_PLAN)}], model="planner-model"))
-    completion = claude(api).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
+    completion = claude(api, cache=None).complete(system="You plan.", messages=USER, schema=PLAN_SCHEMA)
 
     body = api.bodies[0]
     assert body["model"] == "planner-model"  # a schema means a plan: the planner model answers
-    assert body["system"] == "You plan."
+    assert body["system"] == "You plan."  # no caching asked for: the request as it was
     assert body["messages"] == USER
     fmt = body["output_config"]["format"]
     assert fmt["type"] == "json_schema"
@@ -177,6 +177,35 @@ def test_usage_is_read_from_the_response_including_cache_tokens():
     )
     assert completion.usage.total_tokens == 1360
     assert completion.latency >= 0.0
+
+
+def test_the_cache_breakpoints_go_on_the_system_prompt_and_the_last_message_and_can_be_turned_off():
+    first = FakeAPI(reply([{"type": "text", "text": "hi"}]))
+    claude(first).complete(system="You plan.", messages=USER, tools=[LOOKUP])
+    body = first.bodies[0]
+    marker = {"type": "ephemeral"}
+    assert body["system"] == [{"type": "text", "text": "You plan.", "cache_control": marker}]
+    assert body["messages"] == USER and body["cache_control"] == marker  # automatic caching: the API marks
+    assert "cache_control" not in body["tools"][0]  # the system prompt's breakpoint covers the tools
+    hour = FakeAPI(reply([{"type": "text", "text": "hi"}]))
+    claude(hour, cache="1h").complete(system="", messages=USER, tools=[LOOKUP])
+    body = hour.bodies[0]  # no system prompt: the last tool carries the stable prefix's breakpoint
+    assert body["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    assert body["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
+    off = FakeAPI(reply([{"type": "text", "text": "hi"}]))
+    claude(off, cache=None).complete(system="s", messages=USER, tools=[LOOKUP])
+    assert "cache_control" not in json.dumps(off.bodies[0])
+    with pytest.raises(ValueError, match="cache lifetime must be one of"):
+        claude(off, cache="10m")
+
+
+def test_one_hour_cache_writes_are_read_apart_when_the_api_splits_them():
+    usage = {"input_tokens": 5, "output_tokens": 7, "cache_read_input_tokens": 0,
+             "cache_creation_input_tokens": 1500,
+             "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000}}
+    api = FakeAPI(reply([{"type": "text", "text": "hi"}], usage=usage))
+    completion = claude(api, cache="1h").complete(system="s", messages=USER)
+    assert completion.usage == Usage(5, 7, 0, 500, 1000)
 
 
 def test_a_429_is_retried_by_the_sdk_honouring_retry_after_then_succeeds(monkeypatch):

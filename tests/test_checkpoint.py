@@ -353,3 +353,22 @@ def test_where_each_step_ran_is_saved_and_a_checkpoint_from_before_it_still_resu
     rewritten(saved, lambda state: state["slots"][0].__setitem__(4, 7))
     with pytest.raises(CheckpointError, match="run.json is damaged: slots/0/4: 7 is not of type 'string'"):
         resume(saved)
+
+
+def test_text_utf8_cannot_hold_is_checkpointed_and_resumed(tmp_path):
+    """A lone surrogate in an output (a filename, a tool's text) used to raise UnicodeEncodeError
+    out of run_plan with a checkpoint, and the Run was lost; without one the run was done."""
+    name = b"notes-\xff.txt".decode("utf-8", "surrogateescape")
+
+    def files(step, context):
+        paid = Completion(f"saw {name}", "sim-large", "test", Usage(1, 1))
+        return Work(f"{step.id} read {name}", calls=(paid,))
+
+    path = tmp_path / "run.json"
+    plain = run_plan(chain(3), {"a": Agent("a", files)}, TASK)
+    saved = run_plan(chain(3), {"a": Agent("a", files)}, TASK, checkpoint=path)
+    assert saved.status == plain.status == "done" and saved.outputs == plain.outputs
+    resumed = resume(path, chain(3))
+    assert resumed.outputs == plain.outputs
+    assert [c for _, _, c in resumed.calls] == [c for _, _, c in plain.calls]
+    path.read_bytes().decode("utf-8")  # still UTF-8 text

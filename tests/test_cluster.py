@@ -14,10 +14,11 @@ import time
 
 import pytest
 
-from agentlab.agents import Agent, world_team
+from agentlab.agents import Agent, Work, world_team
 from agentlab.attempt import submit
 from agentlab.budget import Budget
 from agentlab.cluster import TasksFailed, context_bytes, local_cluster, run_tasks
+from agentlab.llm.base import Completion, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.llm.usage import usage_report
 from agentlab.plan import Plan, Step
@@ -218,3 +219,33 @@ def test_importing_agentlab_does_not_import_dask():
     code = "import sys, agentlab; print('distributed' in sys.modules, 'dask' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_result_that_cannot_travel_back_fails_the_step_naming_it_and_keeps_what_can(client):
+    """A call record holding a lock (here: a str subclass carrying one) used to leave its Dask
+    future pending for ever: the run hung. Now the worker checks what goes back."""
+
+    class Noted(str):  # text with something attached that no pickler can send
+        pass
+
+    def act(step, context):
+        text = Noted("the answer")
+        text.lock = threading.Lock()
+        return Work("plain output", calls=(Completion(text, "sim-small", "simulated", Usage(3, 4)),))
+
+    team = {"writer": Agent("writer", act)}
+    plan = Plan([Step("s1", "writer", "write it")])
+    done = {}
+    pool = client.get_executor()
+    worker = threading.Thread(target=lambda: done.setdefault("run", run_plan(plan, team, pool=pool)))
+    worker.daemon = True
+    started = time.monotonic()
+    worker.start()
+    worker.join(30)
+    assert "run" in done, "the run hung on a result that cannot be pickled back"
+    run = done["run"]
+    assert time.monotonic() - started < 30
+    assert run.status == "failed"
+    assert "cannot be sent back from the worker" in run.reason and "calls[0]" in run.reason
+    assert "lock" in run.reason
+    assert [c.usage for _, _, c in run.calls] == [Usage(3, 4)]  # the paid call is still counted

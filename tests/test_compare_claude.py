@@ -31,6 +31,8 @@ class FakeClaude:
 
     def __call__(self, request):
         body = json.loads(request.content)
+        if isinstance(body.get("system"), list):  # a system prompt marked for caching: its text
+            body["system"] = "\n".join(block["text"] for block in body["system"])
         self.bodies.append(body)
         messages = body["messages"]
         first = messages[0]["content"]

@@ -1,5 +1,6 @@
 """Exercises are generated from solutions (markers, sync, no leaked solutions, stubs that stop), and
-graded from what their checks recorded (one batch with every way to fool or break the grader)."""
+graded in a sandbox from what the learner defined (one batch with messy and broken notebooks; the
+attacks on the grader are in test_grading_sandbox.py)."""
 
 import csv
 import io
@@ -230,6 +231,7 @@ def test_grade_a_batch_that_tries_to_fool_the_grader_or_breaks_it(tmp_path, capf
     csv_path, json_path = tmp_path / "grades.csv", tmp_path / "grades.json"
     paths = [str(p) for p in (alice, bob, carol, dave, erin, frank)]
     args = ["course", "grade", *paths, "--timeout", "4", "--csv", str(csv_path), "--json", str(json_path)]
+    args += ["--results", str(tmp_path / "results.jsonl"), "--jobs", "2"]
     assert main(args) == 1
     out, err = capfd.readouterr()
 
@@ -240,19 +242,19 @@ def test_grade_a_batch_that_tries_to_fool_the_grader_or_breaks_it(tmp_path, capf
     }
     broken = {Path(n["path"]).parent.name: n["broken"] for n in report["notebooks"]}
     assert {e: s for e, (s, _) in results["alice"].items()} == {
-        "06.crossover": "not done",  # commented out: nothing recorded, however it looks
-        "06.best-cut": "failed",  # the framework saw it fail; the try/except hid only the traceback
-        "06.retries-correlated": "not done",  # her own check printed "passed" and recorded nothing
+        "06.crossover": "failed",  # her check commented out: the grader runs its cases all the same
+        "06.best-cut": "failed",  # the try/except in her notebook hides nothing from the grader
+        "06.retries-correlated": "not done",  # her own check printed "passed"; the function is the stub
     }
     assert results["alice"]["06.best-cut"][1].startswith("3 of 6 cases failed: notebook 06's curve")
     assert results["bob"]["06.crossover"] == ("passed", "")  # twice, counted once
-    assert results["bob"]["06.best-cut"] == ("not done", "no check cell for it")
+    assert results["bob"]["06.best-cut"] == ("not done", "still the stub")  # its check cell deleted
     status, detail = results["bob"]["06.retries-correlated"]
     assert status == "error" and detail.startswith("SyntaxError: ")  # not the NameError it led to
     assert broken["carol"] == "not a notebook: the file is not valid JSON"
     assert broken["dave"] == "no such file"
     assert broken["erin"].startswith("the kernel died in cell ")
-    assert results["erin"]["06.crossover"][0] == "passed"  # recorded before the kernel died
+    assert results["erin"]["06.crossover"][0] == "passed"  # its part ran before the kernel died
     assert results["erin"]["06.best-cut"] == ("not done", "not reached")
     assert broken["frank"].startswith("still running after 4 s (the --timeout), in cell 3")
     assert report["learners"]["bob"] == {"passed": 1, "exercises": 3}
@@ -276,7 +278,7 @@ def test_a_class_where_everyone_passed_exits_zero_and_csv_can_go_to_stdout(capsy
         "learner,notebook,exercise,status,detail,broken",
         "a,a/06_x.ipynb,06.crossover,passed,,",
     ]
-    assert main(["course", "grade", "nobody/readme.txt", "--csv", "-"]) == 1
+    assert main(["course", "grade", "nobody/readme.txt", "--csv", "-", "--results", "-"]) == 1
     (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))  # the CSV alone, no report
     assert (row["learner"], row["status"]) == ("readme", "broken")
     assert (

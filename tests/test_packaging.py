@@ -33,7 +33,8 @@ def parse(requirement: str) -> tuple[str, str]:
 
 def pyproject_requirements() -> dict[str, str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    found = [parse(r) for r in project["dependencies"] + project["optional-dependencies"]["test"]]
+    extras = [r for group in project["optional-dependencies"].values() for r in group]
+    found = [parse(r) for r in project["dependencies"] + extras]
     return {name: bound for name, bound in found if name != "tomli"}  # tomli is only for Python 3.10
 
 
@@ -91,7 +92,27 @@ def planned(target: str) -> str:
 def test_the_lab_installs_the_kit_alone_and_the_tests_add_their_tools():
     lab, tests = planned("setup"), planned("test")
     assert "pip install --quiet -e ." in lab and "[test]" not in lab  # Playwright alone is 165 MB
-    assert "pip install --quiet -e '.[test]'" in tests
+    assert "pip install --quiet -e '.[test,trace,mcp,nbgrader]'" in tests
+
+
+def test_import_agentlab_needs_none_of_the_optional_extras():
+    # a fresh interpreter in which importing any extra's package fails, as if it were not installed
+    blocked = ("opentelemetry", "mcp", "mcp_types", "nbgrader")
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {blocked!r}: raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import agentlab, agentlab.run, agentlab.guardrails, agentlab.course.cli\n"
+        "try:\n"
+        "    import agentlab.interop.mcp\n"
+        "except ImportError as e:\n"
+        "    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "pip install 'agentlab[mcp]'" in done.stdout
 
 
 def free_port() -> int:

@@ -197,3 +197,22 @@ def test_identical_requests_in_parallel_steps_replay_the_same_way_every_time(tmp
     jitter = random.Random(1)
     runs = [run_plan(plan, writer(ReplayLLM(path), jitter), workers=8) for _ in range(40)]
     assert len({tuple(sorted(run.outputs.items())) for run in runs}) == 1
+
+
+def test_text_utf8_cannot_hold_is_recorded_and_replayed_and_the_call_kept(tmp_path):
+    """A lone surrogate (a filename read with surrogateescape, say) used to raise
+    UnicodeEncodeError from the recorder after the call was paid: the call was lost."""
+    path = tmp_path / "calls.jsonl"
+    name = b"report-\xff.txt".decode("utf-8", "surrogateescape")  # '\udcff' inside
+    recorder = RecordingLLM(CountingLLM(), path)
+    said = ask(recorder, f"Summarise {name}")
+    assert said.text == "reply 1"
+    assert ask(ReplayLLM(path), f"Summarise {name}") == replace(said, backend="replay of counting")
+    path.read_bytes().decode("utf-8")  # the file is UTF-8 text all the same
+
+
+def test_a_recorder_that_cannot_write_raises_a_model_error_that_keeps_the_paid_call(tmp_path):
+    recorder = RecordingLLM(CountingLLM(), tmp_path / "no such folder" / "calls.jsonl")
+    with pytest.raises(ModelError, match="could not record the call") as raised:
+        ask(recorder, "hello")
+    assert [c.text for c in raised.value.calls] == ["reply 1"]  # paid, so counted

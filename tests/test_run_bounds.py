@@ -92,3 +92,26 @@ def test_a_process_whose_runs_abandoned_blocked_attempts_still_exits(tmp_path):
     assert [line[:2] for line in lines] == [["real", "failed"], ["virtual", "failed"]]
     assert all(float(seconds) < 2 for *_, seconds in lines)  # 0.1 s (real), 1 s (virtual: 10 x 0.1 s)
     assert time.monotonic() - began < 25  # python's start and the two runs, not a wait at exit
+
+
+def test_time_limits_are_bounded_above_too_naming_the_setting():
+    """timeout=1e9 (virtual clock) used to crash the loop with AttributeError, 1e12 (real clock)
+    with OverflowError; a slow fault or a model client with such a limit did the same later."""
+    import pytest
+
+    from agentlab.faults import Fault
+    from agentlab.llm.anthropic import AnthropicLLM
+
+    MAX_TIMEOUT = 86_400  # a day
+    ok = {"ok": Agent("ok", quick)}
+    plan = Plan([Step("s1", "ok", "go")])
+    for clock, huge in (("virtual", 1e9), ("real", 1e12)):
+        with pytest.raises(ValueError, match=r"^timeout must be a number of seconds in \(0, 86400\]"):
+            run_plan(plan, ok, clock=clock, timeout=huge)
+    assert run_plan(plan, ok, timeout=MAX_TIMEOUT).status == "done"  # the longest allowed works
+    assert run_plan(plan, ok, clock="real", timeout=MAX_TIMEOUT, workers=2).status == "done"
+    with pytest.raises(ValueError, match="a fault's seconds must be"):
+        Fault("s1", kind="slow", seconds=1e12)
+    for setting in ("timeout", "max_wait"):
+        with pytest.raises(ValueError, match=f"^{setting} must be"):
+            AnthropicLLM(**{setting: 1e12})

@@ -201,7 +201,7 @@ def test_a_key_is_taken_from_x_api_key_or_bearer_and_a_wrong_one_gets_a_401():
             400,
             "content",
         ),
-        (b'{"model": "m", "max_tokens": 5, "stream": true, "messages": []}', {}, 400, "does not stream"),
+        (b'{"model": "m", "max_tokens": 5, "stream": true, "messages": []}', {}, 400, "messages"),
         (b'{"model": "m", "max_tokens": 5, "tools": [{}], "messages": []}', {}, 400, "tools"),
         (b"{}", {FAULT_HEADER: "teapot"}, 400, "unknown fault 'teapot'"),
         (b"{}", {FAULT_HEADER: "slow:nan"}, 400, "seconds must be"),
@@ -216,8 +216,19 @@ def test_a_bad_request_gets_a_400_that_says_what_is_wrong(server, body, headers,
 def test_other_paths_get_a_404_and_a_browser_gets_a_line_saying_what_this_is(server):
     code, _, reply = post(server.url + "/v1/complete", b"{}")
     assert code == 404 and "/v1/messages" in json.loads(reply)["error"]["message"]
-    with LOCAL.open(server.url, timeout=10) as page:
-        assert "simulator" in page.read().decode()
+    for path in ("/", "/v1/messages", "/v1/modelsx", "/v1/models/claude-nonesuch"):  # GET answered 200 text
+        with pytest.raises(urllib.error.HTTPError) as page:
+            LOCAL.open(server.url + path, timeout=10)
+        said = json.loads(page.value.read())["error"]
+        assert page.value.code == 404 and said["type"] == "not_found_error" and "simulator" in said["message"]
+
+
+def test_the_sdk_lists_the_models_as_the_api_does(server):
+    """`client.models.list()` broke on the plain-text page every GET used to get."""
+    client = sdk(server.url)
+    listed = [m.id for m in client.models.list()]
+    assert {"sim-large", "sim-small", "claude-haiku-5-5", "claude-opus-5-5"} <= set(listed)
+    assert "sim-small" in client.models.retrieve("claude-haiku-5-5").display_name
 
 
 # --- faults, as the SDK sees them ------------------------------------------------------------------

@@ -26,7 +26,32 @@ def test_cost_is_tokens_times_price_per_million_for_every_kind_of_token():
         input_tokens=1_000_000, output_tokens=2_000_000, cache_read_tokens=3_000_000, cache_write_tokens=0
     )
     assert cost("claude-opus-5-5", usage) == pytest.approx(4.00 + 2 * 20.00 + 3 * 0.20)
-    assert cost("claude-haiku-5-5", Usage(cache_write_tokens=1_000_000)) == pytest.approx(0.125)
+    assert cost("claude-haiku-5-5", Usage(cache_write_tokens=100_000)) == pytest.approx(0.0125)
+
+
+# Bills worked out by hand from the price table (USD per million tokens).
+BILLS = [
+    # sim-large $3 in, $15 out, $0.30 read, $3.75 5-minute write: 200*3 + 100*15 + 1000*0.3 + 2000*3.75
+    ("sim-large", Usage(200, 100, 1000, 2000), 0.009900),
+    # opus-5-5 $4 in; a 1-hour write is 2x input, $8: 10*4 + 1000*8
+    ("claude-opus-5-5", Usage(10, 0, 0, 0, 1000), 0.008040),
+    # haiku-5-5 has its own 1-hour rate, $0.20: 1000*0.20
+    ("claude-haiku-5-5", Usage(0, 0, 0, 0, 1000), 0.000200),
+    # a Haiku 5.5 prompt of exactly 100,000 tokens is not long: 100000*0.10 + 1000*0.50
+    ("claude-haiku-5-5", Usage(100_000, 1000), 0.010500),
+    # 120,000 is: every rate 5x, (120000*0.10 + 1000*0.50) * 5
+    ("claude-haiku-5-5", Usage(120_000, 1000), 0.062500),
+    # the prompt counts what was read and written too: 1000 + 99,500 read = 100,500 > 100k,
+    # so (1000*0.10 + 99500*0.01 + 100*0.50) * 5
+    ("claude-haiku-5-5", Usage(1000, 100, 99_500), 0.005725),
+    # the same call with its prompt under 100k: 1000*0.10 + 98000*0.01 + 100*0.50
+    ("claude-haiku-5-5", Usage(1000, 100, 98_000), 0.001130),
+]
+
+
+@pytest.mark.parametrize("model, usage, dollars", BILLS)
+def test_cost_matches_bills_worked_out_by_hand_with_caching_and_the_long_prompt_tier(model, usage, dollars):
+    assert cost(model, usage) == pytest.approx(dollars, abs=1e-12)
 
 
 def test_the_table_is_dated_and_the_simulator_prices_say_they_are_invented():
@@ -82,9 +107,13 @@ def test_the_report_prints_as_text_and_html():
     report = usage_report(CALLS)
     text = str(report)
     assert text.splitlines()[1] == "by role"
-    assert re.search(r"^  planner\s+1\s+1,200\s+300\s+0\.0081$", text, re.MULTILINE)  # 1200*3 + 300*15 per M
+    # 1200*3 + 300*15 per M; no cache tokens for the planner, but some call has them: both columns
+    assert re.search(r"^  planner\s+1\s+1,200\s+300\s+0\s+0\s+0\.0081$", text, re.MULTILINE)
+    assert re.search(r"^  claude-haiku-5-5\s+1\s+2,000\s+500\s+10,000\s+4,000\s", text, re.MULTILINE)
     assert re.search(r"^total\s+5\s+6,450\s+1,380\s", text, re.MULTILINE)
     assert f"as of {PRICES_CHECKED}" in text
     page = report._repr_html_()
     assert page.startswith('<table class="agentlab-usage">')
-    assert "<td>planner</td><td>1</td><td>1,200</td><td>300</td><td>0.0081</td>" in page
+    assert "<td>planner</td><td>1</td><td>1,200</td><td>300</td><td>0</td><td>0</td><td>0.0081</td>" in page
+    plain = str(usage_report(CALLS[:4]))  # no call touched the cache: no cache columns
+    assert "cache" not in plain and re.search(r"^  planner\s+1\s+1,200\s+300\s+0\.0081$", plain, re.MULTILINE)

@@ -2,13 +2,15 @@
 `agentlab run "<task>"` has a model plan and solve a question about the task world,
 `agentlab doctor` says whether this machine is ready for the course,
 `agentlab serve` runs the simulator behind Anthropic's Messages API on 127.0.0.1,
-`agentlab course build` writes the exercises from their solutions, and
-`agentlab course grade` grades learners' exercise notebooks."""
+`agentlab course build` writes the exercises from their solutions,
+`agentlab course grade` grades learners' exercise notebooks, each in a sandbox, and
+`agentlab course release DIR` writes the kit learners get (no solutions, grading cases or keys)."""
 
 from __future__ import annotations
 
 import argparse
 import importlib.metadata
+import os
 import re
 import sys
 
@@ -22,6 +24,7 @@ DEMO_TASKS = (
     ("a task worth decomposing", "Write a short report on why agents plan before they act."),
     ("a simple task (one agent is enough)", "Greet the class in one sentence."),
 )
+
 
 def course_packages() -> list[str]:
     """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
@@ -103,6 +106,7 @@ def serve(args: argparse.Namespace) -> int:
 
     log = (lambda line: print(line, flush=True)) if args.log else None
     options = {"seed": args.seed, "error_rate": args.error_rate, "fault": args.fault, "every": args.every}
+    options["pace"] = args.pace
     try:
         server = SimServer(args.port, **options, api_key=args.api_key, log=log)
     except ValueError as e:
@@ -119,7 +123,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"Fault {args.fault} on {which}.")
     print("Point the kit, or the anthropic SDK, at it (in another shell):")
     print(f"  export ANTHROPIC_BASE_URL={server.url}")
-    key = "<the --api-key you chose>" if args.api_key else "any-key  # any value will do"
+    key = "<the key this server wants>" if args.api_key else "any-key  # any value will do"
     print(f"  export ANTHROPIC_API_KEY={key}")
     print("Ctrl-C stops it.", flush=True)
     try:
@@ -137,6 +141,8 @@ def course_command(args: argparse.Namespace) -> int:
 
     if args.action == "grade":
         return grade_command(args)
+    if args.action == "release":
+        return release_command(args)
     try:
         stale = exercises.build(args.root, write=args.action == "build", only=args.notebooks or None)
     except exercises.CourseError as e:
@@ -152,20 +158,45 @@ def course_command(args: argparse.Namespace) -> int:
 
 
 def grade_command(args: argparse.Namespace) -> int:
-    """Grade each notebook in turn (a broken one is reported and the batch goes on), print the
-    report with its totals, and write the CSV or JSON gradebook asked for ("-": to stdout, alone).
+    """Grade each notebook in its own sandboxed child (a broken one is reported and the batch goes
+    on), keeping every result in the results file as it comes (a batch started again resumes), print
+    the report with its totals, and write the CSV or JSON gradebook asked for ("-": to stdout, alone).
     Exits 0 only if every exercise of every notebook passed."""
-    from agentlab.course import gradebook, grading
+    from pathlib import Path
+
+    from agentlab.course import batch, gradebook, sandbox
 
     if not args.notebooks:
         print("error: name the learners' notebooks to grade", file=sys.stderr)
         return 2
-    if args.timeout <= 0:
-        print("error: --timeout must be a positive number of seconds", file=sys.stderr)
+    if args.timeout <= 0 or args.jobs < 1:
+        print("error: --timeout must be a positive number of seconds, --jobs at least 1", file=sys.stderr)
         return 2
-    graded = [grading.grade(path, timeout=args.timeout) for path in args.notebooks]
+    try:
+        sandbox.bwrap()
+    except sandbox.SandboxUnavailable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    results = None if args.results == "-" else Path(args.results)
+    if results and args.fresh and results.exists():
+        results.unlink()
+    quiet = "-" in (args.csv, args.json)
+    resumed = []
+
+    def progress(graded, was_resumed: bool) -> None:
+        if was_resumed:
+            resumed.append(graded.path)
+        elif not quiet:
+            print(f"graded {graded.path}", file=sys.stderr, flush=True)
+
+    graded = batch.grade_all(args.notebooks, args.timeout, args.root, results, args.jobs, progress)
+    if resumed and not quiet:
+        print(
+            f"{len(resumed)} notebook(s) already graded in {results}, not graded again (--fresh to regrade)",
+            file=sys.stderr,
+        )
     outputs = {args.csv: gradebook.to_csv, args.json: gradebook.to_json}
-    if "-" not in outputs:
+    if not quiet:
         print(gradebook.to_text(graded))
     for target, write in outputs.items():
         if target == "-":
@@ -176,7 +207,24 @@ def grade_command(args: argparse.Namespace) -> int:
     return 0 if gradebook.all_passed(graded) else 1
 
 
-def main(argv: list[str] | None = None) -> int:
+def release_command(args: argparse.Namespace) -> int:
+    """Write what goes to learners into a folder: no solutions, no grading cases, no keys."""
+    from agentlab.course import release
+
+    if len(args.notebooks) != 1:
+        print("error: name one folder to write the learners' release into", file=sys.stderr)
+        return 2
+    try:
+        written = release.build(args.root, args.notebooks[0])
+    except release.ReleaseError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(written)} files to {args.notebooks[0]} (no solutions, grading cases or keys)")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The `agentlab` command line: its commands and their options."""
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a decomposed task and a simple task, and print both")
@@ -199,11 +247,20 @@ def main(argv: list[str] | None = None) -> int:
     sim.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of a mistake per call")
     sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
-    sim.add_argument("--api-key", help="accept only this key (default: any key)")
+    sim.add_argument(
+        "--api-key", default=os.environ.get("AGENTLAB_SERVE_API_KEY") or None,
+        help="accept only this key (default: $AGENTLAB_SERVE_API_KEY, which keeps the key out of the "
+        "process list; else any key)",
+    )
+    sim.add_argument(
+        "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"
+    )
     sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
-        "action", choices=("build", "check", "grade"), help="build: write; check: compare; grade: run"
+        "action",
+        choices=("build", "check", "grade", "release"),
+        help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to DIR",
     )
     course.add_argument(
         "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
@@ -214,7 +271,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     course.add_argument("--csv", help="grade: also write a CSV gradebook to this file ('-': stdout)")
     course.add_argument("--json", help="grade: also write the results as JSON to this file ('-': stdout)")
-    args = parser.parse_args(argv)
+    course.add_argument(
+        "--results",
+        default=".agentlab/grades.jsonl",
+        help="grade: each result is kept here as it comes, and a batch started again resumes from it "
+        "(default .agentlab/grades.jsonl; '-': keep nothing)",
+    )
+    course.add_argument("--fresh", action="store_true", help="grade: forget the results file and regrade all")
+    course.add_argument("--jobs", type=int, default=1, help="grade: notebooks graded at once (default 1)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.command == "run":
         return run(args)
     if args.command == "course":

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import nbformat
+if TYPE_CHECKING:  # nbformat is imported where a notebook is written: the grader's child never needs it
+    import nbformat
 
 from agentlab.course.checks import STUB_MESSAGE
 
@@ -73,6 +75,8 @@ def exercise_markdown(source: str) -> str:
 
 def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> nbformat.NotebookNode:
     """The exercise notebook for one solution notebook."""
+    import nbformat
+
     metadata = {k: v for k, v in solution.metadata.items() if k != "widgets"}  # no stored widget state
     exercise = nbformat.v4.new_notebook(metadata=metadata)
     for i, cell in enumerate(solution.cells):
@@ -103,6 +107,8 @@ def build(root: Path | str = ".", write: bool = True, only: list[str] | None = N
 
     Returns the exercises that were out of date (written when `write` is true).
     """
+    import nbformat
+
     root = Path(root)
     solutions = sorted((root / "solutions").glob("*.ipynb"))
     if only:

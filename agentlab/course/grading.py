@@ -1,56 +1,59 @@
-"""Grading a class: run each learner's exercise notebook and read what its checks recorded.
+"""Grading a class: each learner's exercise notebook runs in a sandbox; the verdict is the grader's.
 
-The grader never looks for `check(...)` in the text of the cells: a check commented out,
-wrapped in `try/except`, or replaced by a `check` of the learner's own would fool that. It
-runs the notebook from the top in a fresh kernel whose environment names a log file, and
-`agentlab.course.checks.check` appends a record there each time a check starts and ends
-(passed, failed, not done or error). A learner's own `check` writes nothing.
+Nothing the notebook's own kernel says decides a grade. For each notebook the grader:
 
-Each notebook is graded against the exercises its number must have (`06_….ipynb`: the
-checks registered for 06), whatever its cells contain:
+1. runs its code cells, in order, in a fresh kernel inside a bubblewrap sandbox (`sandbox`,
+   `kernel`): it sees the kit read-only without the grading cases, a copy of the learner's own
+   folder, nothing else; `check(...)` does nothing there;
+2. takes out what the learner defined for each exercise, by the name the kit's exercise notebook
+   gives it (`longest_chain` for `02.critical-path`), whatever the learner's check cell now says;
+3. runs the exercise's cases, and the instructor's extra grading cases (`course/hidden/`), in the
+   grader's own process, with the kit unpatched. The learner's function is called in the sandbox
+   and its answer comes back as plain data (`wire`): the grader compares values, never objects of
+   the learner's making. A helper the exercise forbids (`plan.critical_path` in 02.critical-path)
+   raises while that exercise's function runs.
 
-- an exercise with a record has the status of its **last** run (a check run twice counts
-  once: the notebook's final word);
-- an exercise with no record is **not done**, unless the cells of its part of the notebook
-  raised an error, which is then its status: `error`, with the *first* such error, so a
-  `SyntaxError` in a function shows as itself, not as the `NameError` its check cell raises.
-  Its part runs from the cell after the previous exercise's check cell to its own check cell,
-  found by the cell metadata `agentlab build` writes (`{"agentlab": {"checks": [...]}}`), which
-  Jupyter keeps however the learner edits the cell. A check cell deleted, or one whose check
-  was commented out or redefined without an error, leaves the exercise not done;
-- a notebook that cannot be read, whose kernel dies, or that is still running after
-  `timeout` seconds is **broken**, with the reason; what its checks recorded before that
-  still counts, and the batch goes on with the next notebook.
+An exercise's status:
 
-The kernel runs on the simulated backend with no API key, its own stderr silenced (no
-transport warnings in the report), in the notebook's folder.
+- `passed` or `failed` from the cases (a failed one says how many, and the first that failed);
+- `not done` when the function is still the stub, or the name is not defined and no cell of its
+  part of the notebook raised; `error` with the *first* error of its part when one did (a
+  `SyntaxError` in a function shows as itself, not as the `NameError` that follows);
+- a notebook that cannot be read, whose kernel dies, or that is still running after `timeout`
+  seconds is **broken**, with the reason; the exercises before the cell where it stopped are still
+  graded (from a second run of the cells before it), the others are `not done`, "not reached".
+
+Each notebook is graded against the exercises its number must have (`06_….ipynb`: the checks
+registered for 06); a notebook that holds another number's exercises says so.
 """
 
 from __future__ import annotations
 
+import ast
+import itertools
 import json
-import logging
-import math
-import os
 import re
-import subprocess
+import shutil
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
-from agentlab.course.checks import LOG_VARIABLE, MOVED, NAMES, NOTEBOOKS, STUB_MESSAGE, exercises_of
+from agentlab.course import wire
+from agentlab.course.checks import MOVED, NAMES, NOTEBOOKS, STUB_MESSAGE, Case, exercises_of, find, is_stub
 from agentlab.course.exercises import CHECK_CALL, METADATA
 
 STATUSES = ("passed", "failed", "not done", "error")
 NUMBER = re.compile(r"(?<!\d)(\d\d)_")
-IPYTHON_FILE = re.compile(r"\(\d+\.py, line (\d+)\)")
-_QUIET = logging.getLogger("agentlab.course.grading")
-_QUIET.addHandler(logging.NullHandler())
-_QUIET.propagate = False  # nbclient logs a timeout or a dead kernel as an error: we report them ourselves
+IPYTHON_FILE = re.compile(r"\((?:<ipython-input-[^>]*>|\d+\.py), line (\d+)\)")  # noise in a SyntaxError
+RESTARTS = 2  # a kernel that a learner's function ends is started again this often, then cases fail
+BIG_FILE = 20 * 2**20  # files in a learner's folder larger than this stay out of the sandbox's copy
+
+# Helpers an exercise asks the learner not to call (its text says so): module:attribute.
+FORBIDDEN = {
+    "02.critical-path": ["agentlab.plan:Plan.critical_path"],
+    "02.makespan": ["agentlab.schedule:virtual_schedule", "agentlab.run:run_plan"],
+}
 
 
 @dataclass(frozen=True)
@@ -74,18 +77,6 @@ class Graded:
     @property
     def passed(self) -> int:
         return sum(r.status == "passed" for r in self.results)
-
-
-@dataclass
-class Execution:
-    """What running a notebook left behind: check records with the index of the cell that made
-    them, the first error of each cell, and why the run stopped early (or "")."""
-
-    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
-    errors: dict[int, tuple[str, str]] = field(default_factory=dict)
-    broken: str = ""
-    check_cells: dict[str, list[int]] = field(default_factory=dict)  # exercise -> cells the metadata names
-    stopped_at: int | None = None  # the cell that was running when the notebook broke
 
 
 RENAMED = {"08_guardrails": "09_guardrails", "09_across_machines": "10_across_machines"}  # old name -> new
@@ -112,36 +103,67 @@ def learner_of(path: Path | str) -> str:
     return path.stem
 
 
-def grade(path: Path | str, timeout: float = 300) -> Graded:
-    """Run one learner's exercise notebook (at most `timeout` seconds) and grade each exercise."""
+def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None) -> Graded:
+    """Run one learner's exercise notebook in a sandbox (its cells at most `timeout` seconds) and
+    grade each exercise from the grader's own cases."""
     graded = Graded(str(path), learner_of(path))
     number = notebook_number(path)
     if number is None:
         graded.broken = "cannot tell which exercises it holds: keep the exercise notebook's name (06_….ipynb)"
         return graded
     required = exercises_of(number)
+    nb: list[Cell] = []
     try:
-        nb = nbformat.read(path, as_version=4)
+        nb = read_cells(Path(path))
     except FileNotFoundError:
         graded.broken = "no such file"
-    except nbformat.reader.NotJSONError:
+    except (UnicodeDecodeError, json.JSONDecodeError):
         graded.broken = "not a notebook: the file is not valid JSON"
-    except Exception as error:  # anything else nbformat refuses
-        graded.broken = f"not a notebook: {type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    except (OSError, ValueError) as error:
+        graded.broken = f"not a notebook: {str(error).splitlines()[0][:120]}"
+    if not graded.broken and (why := old_numbering(path, nb)):
+        graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
+        graded.broken = why
+        return graded
+    if not graded.broken and (other := holds_another(nb, number)):
+        graded.broken = (
+            f"this file holds notebook {other}'s exercises, saved under {number}: rename it {other}_….ipynb"
+        )
     if graded.broken:
         graded.results = [Result(e, "not done", "not run") for e in required]
         return graded
-    graded.broken = old_numbering(path, nb)
-    if graded.broken:
-        graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
-        return graded
-    execution = run(nb, Path(path).resolve().parent, timeout)
-    graded.broken = execution.broken
-    graded.results = judge(required, execution)
+    names = answer_names(number, root, nb)
+    with tempfile.TemporaryDirectory(prefix="agentlab-grade-") as copy:
+        workdir = learner_copy(Path(path), Path(copy))
+        graded.broken, graded.results = _grade_notebook(nb, workdir, required, names, timeout)
     return graded
 
 
-def old_numbering(path: Path | str, nb: nbformat.NotebookNode) -> str:
+@dataclass(frozen=True)
+class Cell:
+    kind: str
+    source: str
+    checks: tuple[str, ...] = ()  # the exercises a check cell names in its metadata
+
+
+def read_cells(path: Path) -> list[Cell]:
+    """A notebook's cells, read as the JSON it is (nbformat's validator takes seconds to import)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise ValueError("no list of cells in it (an nbformat 4 notebook is expected)")
+    cells = []
+    for cell in data["cells"]:
+        if not isinstance(cell, dict):
+            raise ValueError("a cell that is not a JSON object")
+        source = cell.get("source", "")
+        source = "".join(map(str, source)) if isinstance(source, list) else str(source)
+        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
+        named = (meta.get(METADATA) or {}).get("checks", []) if isinstance(meta.get(METADATA), dict) else []
+        cells.append(Cell(str(cell.get("cell_type", "")), source, tuple(map(str, named))))
+    return cells
+
+
+def old_numbering(path: Path | str, nb: list[Cell]) -> str:
     """Why `nb` is an exercise notebook saved before the course was renumbered, naming where its
     exercises are now; "" if it is not one. Grading it as the new notebook of its number would mark
     every exercise not done without saying why."""
@@ -152,8 +174,8 @@ def old_numbering(path: Path | str, nb: nbformat.NotebookNode) -> str:
                 f"{old} is from before the course was renumbered: it is now exercises/{new}.ipynb; "
                 "copy your answers there"
             )
-    ids = {i for c in nb.cells for i in c.get("metadata", {}).get(METADATA, {}).get("checks", [])}
-    ids |= {i for c in nb.cells if c.cell_type == "code" for i in CHECK_CALL.findall(c.source)}
+    ids = {i for c in nb for i in c.checks}
+    ids |= {i for c in nb if c.kind == "code" for i in CHECK_CALL.findall(c.source)}
     old_ids = sorted(i for i in ids if i in MOVED)
     if not old_ids:
         return ""
@@ -162,114 +184,184 @@ def old_numbering(path: Path | str, nb: nbformat.NotebookNode) -> str:
     return f"from before the course was renumbered ({now}): copy those answers into {' and '.join(where)}"
 
 
-def kernel_environment(log: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}  # never spend on a learner's code
-    return {**env, LOG_VARIABLE: str(log), "AGENTLAB_BACKEND": "simulated"}
+def holds_another(nb: list[Cell], number: str) -> str | None:
+    """The number of the exercise notebook this one really is, when its check cells all name
+    another notebook's exercises (an 05 saved as 06_….ipynb), else None."""
+    named = {e.split(".")[0] for c in nb for e in c.checks}
+    named |= {e.split(".")[0] for c in nb if c.kind == "code" for e in CHECK_CALL.findall(c.source)}
+    named &= set(NOTEBOOKS)
+    return min(named) if named and number not in named else None
 
 
-def run(nb: nbformat.NotebookNode, folder: Path, timeout: float) -> Execution:
-    """Execute `nb`'s code cells in order in a fresh kernel, with a deadline for the whole notebook."""
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellTimeoutError, DeadKernelError
-
-    execution = Execution()
-    for index, cell in enumerate(nb.cells):
-        for exercise in cell.get("metadata", {}).get(METADATA, {}).get("checks", []):
-            execution.check_cells.setdefault(exercise, []).append(index)
-    with tempfile.TemporaryDirectory() as scratch:
-        log = Path(scratch) / "checks.jsonl"
-        log.touch()
-        seen = 0
-
-        def collect(index: int) -> None:
-            nonlocal seen
-            lines = log.read_text(encoding="utf-8").splitlines()
-            for line in lines[seen:]:
-                try:
-                    execution.records.append((index, json.loads(line)))
-                except json.JSONDecodeError:
-                    continue  # a line the learner's code wrote there: not a check's
-            seen = len(lines)
-
-        client = NotebookClient(
-            nb,
-            timeout=max(1, math.ceil(timeout)),
-            allow_errors=True,
-            kernel_name="python3",  # this environment's Python, whatever the notebook's metadata says
-            shutdown_kernel="immediate",
-            resources={"metadata": {"path": str(folder)}},
-            log=_QUIET,
-        )
-        deadline, index = time.monotonic() + timeout, -1
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+def answer_names(number: str, root: Path | str | None, nb: list[Cell]) -> dict[str, str]:
+    """exercise -> the name its answer has: from the kit's own exercise notebook (`check("02.x", name)`),
+    or, without the kit's folder, from the learner's check cells."""
+    sources = [c.source for c in nb if c.kind == "code"]
+    kits = [Path(root)] if root else []
+    for kit in [*kits, Path(__file__).resolve().parents[2]]:
+        found = sorted((kit / "exercises").glob(f"{number}_*.ipynb"))
+        if found:
+            sources = [c.source for c in read_cells(found[0]) if c.kind == "code"]
+            break
+    names: dict[str, str] = {}
+    for source in sources:
         try:
-            with client.setup_kernel(env=kernel_environment(log), **quiet):
-                for index, cell in enumerate(nb.cells):
-                    if cell.cell_type != "code":
-                        continue
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise CellTimeoutError("out of time")
-                    client.timeout = max(1, math.ceil(left))
-                    client.execute_cell(cell, index)
-                    collect(index)
-                    error = next((o for o in cell.get("outputs", []) if o.output_type == "error"), None)
-                    if error is not None:  # "invalid syntax (3894.py, line 2)": IPython's file name is noise
-                        execution.errors[index] = (error.ename, IPYTHON_FILE.sub(r"(line \1)", error.evalue))
-        except CellTimeoutError:
-            execution.broken = f"still running after {timeout:g} s (the --timeout), in cell {index + 1}"
-            execution.stopped_at = index
-        except DeadKernelError:
-            execution.broken = f"the kernel died in cell {index + 1}"
-            execution.stopped_at = index
-        except Exception as error:  # the kernel would not start, or nbclient gave up for another reason
-            execution.broken = f"could not be run: {type(error).__name__}: {str(error)[:120]}"
-            execution.stopped_at = max(index, 0)
-        collect(index)
-    return execution
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", "") == "check"
+                and len(node.args) == 2
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[1], ast.Name)
+            ):
+                names.setdefault(str(node.args[0].value), node.args[1].id)
+    return names
 
 
-def judge(required: list[str], execution: Execution) -> list[Result]:
-    """A result for every exercise in `required`, from the records and errors of one run."""
-    results = []
-    for exercise in required:
-        mine = [r for _, r in execution.records if r.get("exercise") == exercise]
-        ends = [r for r in mine if r.get("event") == "end"]
-        if ends:
-            results.append(_from_record(exercise, ends))
-        elif mine:  # started, never ended: the kernel died or time ran out inside it
-            results.append(Result(exercise, "error", f"its check never finished ({execution.broken})"))
-        else:
-            results.append(_unchecked(exercise, execution))
-    return results
+def learner_copy(notebook: Path, into: Path) -> Path:
+    """A copy of the learner's own folder for the sandbox: their notebook and their other files, but
+    no other notebook (a classmate's, in a shared folder) and no file larger than BIG_FILE."""
+    folder = notebook.resolve().parent
+    workdir = into / "work"
+
+    def skip(where: str, names: list[str]) -> set[str]:
+        out = set()
+        for name in names:
+            full = Path(where) / name
+            if full.is_file() and (
+                full.stat().st_size > BIG_FILE or (name.endswith(".ipynb") and full != notebook.resolve())
+            ):
+                out.add(name)
+            elif full.is_symlink():
+                out.add(name)
+        return out
+
+    try:
+        shutil.copytree(folder, workdir, ignore=skip, symlinks=True)
+    except (OSError, shutil.Error):
+        workdir.mkdir(exist_ok=True)
+    shutil.copy(notebook, workdir / notebook.name)
+    return workdir
 
 
-def _from_record(exercise: str, ends: list[dict[str, Any]]) -> Result:
-    last = ends[-1]
-    status = last.get("status") if last.get("status") in STATUSES else "error"
-    detail = str(last.get("detail", ""))
-    if status == "failed":
-        total = last.get("passed", 0) + last.get("failed", 0)
-        detail = f"{last.get('failed')} of {total} cases failed: {detail}"
-    if len({e.get("status") for e in ends}) > 1:
-        detail = f"{detail} (checked {len(ends)} times; the last run counts)".strip()
-    return Result(exercise, status, detail)
+def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str], timeout: float):
+    from agentlab.course.session import Session
+
+    code = [(i, c.source) for i, c in enumerate(nb) if c.kind == "code"]
+    check_cells: dict[str, int] = {}
+    for i, cell in enumerate(nb):
+        for exercise in cell.checks:
+            check_cells.setdefault(exercise, i)
+    forbidden = {e: FORBIDDEN[e] for e in required if e in FORBIDDEN}
+    sources = [source for _, source in code]
+
+    def fresh(until: int | None) -> tuple[Session, Any]:
+        session = Session(sources, workdir, forbidden)
+        return session, session.run(timeout, until, [i for i, _ in code])
+
+    session, ran = fresh(None)
+    errors = {
+        code[i][0]: (name, IPYTHON_FILE.sub(r"(line \1)", value)) for i, (name, value) in ran.errors.items()
+    }
+    stopped = code[ran.stopped_at][0] if ran.stopped_at is not None and ran.stopped_at < len(code) else None
+    if ran.broken and ran.stopped_at:  # grade what came before the cell where it stopped
+        session, again = fresh(ran.stopped_at)
+        if again.broken:
+            session.close()
+    restarts, results = 0, []
+    try:
+        for exercise in required:
+            if stopped is not None and check_cells.get(exercise, -1) >= stopped:
+                results.append(Result(exercise, "not done", "not reached"))
+                continue
+            if not session.alive and restarts < RESTARTS and not ran.broken:
+                session.close()
+                session, _ = fresh(None)
+                restarts += 1
+            results.append(_grade_exercise(session, exercise, names.get(exercise), errors, check_cells))
+    finally:
+        session.close()
+    first = min(errors.items(), default=None)
+    if first:  # an answer never defined, and nothing in its part to blame: say where the notebook broke
+        index, (name, value) = first
+        said = f"the notebook's first error: {name}: {value} (cell {index + 1})"
+        results = [Result(r.exercise, r.status, said) if r.detail in _SILENT else r for r in results]
+    return ran.broken, results
 
 
-def _unchecked(exercise: str, execution: Execution) -> Result:
-    """An exercise whose check never ran: the first error in its part of the notebook, if any."""
-    cells = execution.check_cells.get(exercise)
-    if not cells:
+_SILENT = ("no check cell for it", "its check never ran", "not defined")
+
+
+def _grade_exercise(session, exercise: str, name: str | None, errors: dict, check_cells: dict) -> Result:
+    """One exercise: the learner's answer, taken out of the sandbox, against the grader's cases."""
+    if not session.alive:
+        return Result(exercise, "error", "the notebook's kernel stopped before this exercise")
+    if name is None:
+        return Result(exercise, "error", "the kit's exercise notebook names no answer for it")
+    try:
+        answer = session.get(name)
+    except NameError:
+        return _unchecked(exercise, errors, check_cells)
+    except Exception as error:
+        return Result(exercise, "error", f"could not take {name} out of the notebook: {_name(error)}")
+    old = tempfile.tempdir
+    tempfile.tempdir, session.exercise = str(session.scratch), exercise
+    try:
+        return verdict(exercise, answer)
+    finally:
+        tempfile.tempdir, session.exercise = old, None
+
+
+def verdict(exercise: str, answer: Any) -> Result:
+    """Run the exercise's cases and the instructor's grading cases on `answer`, in this process."""
+    from agentlab.course import hidden
+
+    ex = find(exercise)
+    passed = failed = 0
+    first = ""
+    cases = itertools.chain(ex.cases(answer), *(extra(answer) for extra in hidden.cases_for(exercise)))
+    try:
+        for case in cases:
+            right = isinstance(case, Case) and _true(case.passed)
+            passed, failed = passed + right, failed + (not right)
+            if not right and not first:
+                first = case.what + (f": {case.detail}" if case.detail else "")
+    except NotImplementedError as error:
+        if not is_stub(error):
+            return Result(exercise, "error", _name(error))
+        if passed + failed == 0:
+            return Result(exercise, "not done", "still the stub")
+        failed += 1
+        first = first or f"the next case stopped at a part still left as the stub ({error})"
+    except Exception as error:  # the check broke on what came back, or the learner's code escaped it
+        return Result(exercise, "error", _name(error))
+    if failed:
+        return Result(exercise, "failed", f"{failed} of {passed + failed} cases failed: {first}")
+    return Result(exercise, "passed", "")
+
+
+def _true(value: Any) -> bool:
+    """A case passed only if the check said so with plain data (never an object of the learner's)."""
+    return value is True or (type(value) in wire.PLAIN and bool(value))
+
+
+def _name(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _unchecked(exercise: str, errors: dict[int, tuple[str, str]], check_cells: dict[str, int]) -> Result:
+    """An exercise whose answer is not defined: the first error in its part of the notebook, if any."""
+    end = check_cells.get(exercise)
+    if end is None:
         return Result(exercise, "not done", "no check cell for it")
-    end = cells[0]
-    start = max((i for c in execution.check_cells.values() for i in c if i < end), default=-1) + 1
-    if execution.stopped_at is not None and execution.stopped_at < end:
-        return Result(exercise, "not done", "not reached")
-    recorded = {index for index, _ in execution.records}
+    start = max((i for i in check_cells.values() if i < end), default=-1) + 1
     for index in range(start, end + 1):
-        if index in execution.errors and index not in recorded:
-            name, value = execution.errors[index]
+        if index in errors:
+            name, value = errors[index]
             if name == "NotImplementedError" and value.startswith(STUB_MESSAGE[:9]):
                 return Result(exercise, "not done", "still the stub")
             return Result(exercise, "error", f"{name}: {value} (cell {index + 1})")
-    return Result(exercise, "not done", "its check never ran")
+    return Result(exercise, "not done", "not defined")

@@ -16,6 +16,10 @@ request, and returns what the model said:
   whose body is not a message (a captive portal's login page, say), become a short `ModelError`
   naming the server and what came back.
 
+Prompt caching (`cache="5m"`, the default, or `"1h"`; None turns it off) marks the kit's two
+cache breakpoints, the system prompt and the conversation so far (`llm.cache.mark`), and the
+usage read back counts cache reads and 5-minute and 1-hour writes apart from fresh input.
+
 With a `base_url` that is not Anthropic's, the key also goes in an `x-api-key` header, which
 some compatible servers need. Every message and description built here goes through
 `base.redact`, so no key or URL password is ever printed. The SDK client is created on the
@@ -44,7 +48,8 @@ from agentlab.llm.base import (
     redact,
     remember_secret,
 )
-from agentlab.valid import loads, number
+from agentlab.llm.cache import api_counts, control, mark
+from agentlab.valid import MAX_TIMEOUT, loads, number
 
 # Defaults checked against Anthropic's models overview on 2026-11-21: a strong model
 # writes the plans, a fast and cheap one runs the many executor turns.
@@ -86,6 +91,7 @@ class AnthropicLLM:
     `http_client` an `httpx2.Client` for the one this class builds (tests use a mock transport).
     `effort` is sent as `output_config.effort` ("low" keeps the kit's small tasks cheap and
     fast; None leaves the model's default). `max_wait` caps the wait before a retry (above).
+    `cache` is the prompt-cache lifetime asked for ("5m", "1h"), or None for no caching.
     """
 
     backend = "anthropic"
@@ -103,15 +109,19 @@ class AnthropicLLM:
         timeout: float = 120.0,
         max_wait: float = MAX_WAIT,
         effort: str | None = "low",
+        cache: str | None = "5m",
     ):
         default_planner, default_executor = configured_models()
         self.planner_model = planner_model or default_planner
         self.executor_model = executor_model or default_executor
         self.base_url = base_url
         self.max_retries = number(max_retries, "max_retries", minimum=0, whole=True)
-        self.timeout = number(timeout, "timeout", above=0, must_be="a number of seconds > 0")
-        self.max_wait = number(max_wait, "max_wait", minimum=0, must_be="a number of seconds >= 0")
+        self.timeout = number(timeout, "timeout", above=0, maximum=MAX_TIMEOUT,
+                              must_be=f"a number of seconds in (0, {MAX_TIMEOUT:g}]")
+        self.max_wait = number(max_wait, "max_wait", minimum=0, maximum=MAX_TIMEOUT,
+                               must_be=f"a number of seconds in [0, {MAX_TIMEOUT:g}]")
         self.effort = effort
+        self.cache = cache if cache is None else (control(cache) and cache)  # ValueError if unknown
         self._api_key = api_key
         remember_secret(api_key)  # so that no message can show it, whatever it looks like
         self._http_client = http_client
@@ -188,7 +198,7 @@ class AnthropicLLM:
             output_config["effort"] = self.effort
         if output_config:
             request["output_config"] = output_config
-        return request
+        return mark(request, self.cache) if self.cache else request
 
     def _send(self, request: dict[str, Any], model: str) -> Any:
         """Send the request through the SDK (its retries included): the raw HTTP response of a
@@ -231,9 +241,7 @@ class AnthropicLLM:
                 raise ValueError(f"a content block that is not one: {brief(json.dumps(block), 60)}")
         if calls and any(b["type"] in ("thinking", "redacted_thinking") for b in body["content"]):
             self._raw_turns[calls[0].id] = body["content"]
-        u = body.get("usage")
-        tokens = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        counts = [u.get(name) or 0 for name in tokens] if isinstance(u, dict) else [None]
+        counts = api_counts(body.get("usage"))
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
             raise ValueError("no token counts in 'usage'")
         stop, named = body.get("stop_reason"), body.get("model")

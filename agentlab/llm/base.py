@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
@@ -102,24 +102,28 @@ class ModelError(PaidError, RuntimeError):
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts for one call, or a sum of calls (`a + b`)."""
+    """Token counts for one call, or a sum of calls (`a + b`). As the API counts them,
+    `input_tokens` is only the fresh input: what a call read from the prompt cache and what it
+    wrote there (for 5 minutes, or for an hour) are counted apart."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    cache_write_1h_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_read_tokens + other.cache_read_tokens,
-            self.cache_write_tokens + other.cache_write_tokens,
-        )
+        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every token of the prompt, however it was charged."""
+        cached = self.cache_read_tokens + self.cache_write_tokens + self.cache_write_1h_tokens
+        return self.input_tokens + cached
 
     @property
     def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        return self.prompt_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)

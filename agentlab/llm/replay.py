@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage, brief, redact
+from agentlab.valid import hash_text, utf8_json
 
 
 def request_of(
@@ -56,7 +57,7 @@ def request_of(
 def request_key(request: Mapping[str, Any]) -> str:
     """A stable hash of a request: the same content gives the same key on every machine."""
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:24]
+    return hashlib.sha256(hash_text(canonical)).hexdigest()[:24]
 
 
 def completion_to_dict(c: Completion) -> dict[str, Any]:
@@ -69,6 +70,7 @@ def completion_to_dict(c: Completion) -> dict[str, Any]:
             "output_tokens": c.usage.output_tokens,
             "cache_read_tokens": c.usage.cache_read_tokens,
             "cache_write_tokens": c.usage.cache_write_tokens,
+            "cache_write_1h_tokens": c.usage.cache_write_1h_tokens,
         },
         "latency": c.latency,
         "data": _plain(c.data),
@@ -113,12 +115,15 @@ class RecordingLLM:
             system=system, messages=messages, tools=tools, schema=schema, model=model, max_tokens=max_tokens
         )
         request = request_of(system, messages, tools, schema, model, max_tokens)
-        line = json.dumps(
-            {"key": request_key(request), "request": request, "completion": completion_to_dict(completion)},
-            ensure_ascii=False,
-        )
-        with self._lock, self.path.open("a", encoding="utf-8") as f:
-            f.write(redact(line) + "\n")
+        key, answer = request_key(request), completion_to_dict(completion)
+        entry = {"key": key, "request": request, "completion": answer}
+        line = utf8_json(json.loads(redact(json.dumps(entry, ensure_ascii=False))))  # redacted, then UTF-8
+        try:
+            with self._lock, self.path.open("ab") as f:
+                f.write(line + b"\n")
+        except OSError as e:  # the call was paid: the error carries it, so it is counted
+            said = f"could not record the call to {self.path}: {e.strerror or e}"
+            raise ModelError(said, [completion]) from None
         return completion
 
 

@@ -18,8 +18,13 @@ ANTHROPIC_API_KEY=any` in another, and the kit's `make_llm()` and any SDK client
 `tool_result` blocks), and optionally `system`, `tools`, and structured output as SDK 2.x sends
 it, `output_config={"format": {"type": "json_schema", "schema": ...}}` (the simulator writes
 plans for a plan schema; for another schema its reply may not fit, as a local model's may not).
-No streaming. Any key is accepted, as `x-api-key` or `Authorization: Bearer`, unless the server
-was given one (`api_key=`): then others get a 401.
+`"stream": true` answers with server-sent events as the API does (`llm.wire`), so the SDK's
+`messages.stream` works; `pace=` (real seconds per modelled second; 0, the default, sends at
+once) paces a stream at the profile's writing speed and delays an answer by its latency.
+`cache_control` breakpoints are honoured: usage reports cache reads and writes as the API
+does, from the simulator's model of the cache (`llm.cache`). Any key is accepted, as
+`x-api-key` or `Authorization: Bearer`, unless the server was given one (`api_key=`): then
+others get a 401.
 
 **Models.** A simulator profile's name means that profile; a name containing "haiku" or "small"
 means sim-small; any other sim-large. So the kit's default planner (claude-opus-...) plans on
@@ -42,23 +47,34 @@ through. `counts` tallies "requests", "answered" (by the simulator), "faults", e
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import socket
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from agentlab.llm.base import Completion, Tool
-from agentlab.llm.simulated import PROFILES, SimulatedLLM
+from agentlab.llm import request, wire
+from agentlab.llm.anthropic import DEFAULT_EXECUTOR_MODEL, DEFAULT_PLANNER_MODEL
+from agentlab.llm.base import Completion
+from agentlab.llm.request import simulator_profile
+from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
+from agentlab.llm.wire import to_message
 from agentlab.valid import number
 
 FAULT_HEADER = "x-agentlab-fault"
 FAULTS = ("429", "500", "529", "broken", "shape", "slow")
 MAX_SLOW = 600.0  # seconds: the longest a slow reply may wait
 MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
+REQUEST_SECONDS = 30.0  # the longest a client may take to send a whole request
+BACKLOG = 1024  # connections waiting to be accepted (a class of 50 connecting at once: 5 dropped some)
+MODELS = (DEFAULT_PLANNER_MODEL, DEFAULT_EXECUTOR_MODEL)  # listed besides the profiles
+ENDPOINTS = "this is agentlab serve, the simulator (not a real model): POST /v1/messages, GET /v1/models"
 
 
 def start_server(port: int = 0, **options: Any) -> SimServer:
@@ -92,13 +108,6 @@ def parse_fault(text: str, where: str = "fault") -> ServerFault:
     return ServerFault(kind, number(value, f"{where}: seconds", minimum=0, maximum=most))
 
 
-def simulator_profile(model: str) -> str:
-    """The simulator profile that answers for `model` (see the module docstring)."""
-    if model in PROFILES:
-        return model
-    return "sim-small" if any(word in model.lower() for word in ("haiku", "small")) else "sim-large"
-
-
 @dataclass(frozen=True)
 class Reply:
     """What the server sends back: status, body, headers, and a few words for the log."""
@@ -108,6 +117,7 @@ class Reply:
     note: str
     content_type: str = "application/json"
     headers: tuple[tuple[str, str], ...] = ()
+    stream: tuple[tuple[float, bytes], ...] = ()  # server-sent events, each with its second
 
 
 class SimServer(ThreadingHTTPServer):
@@ -119,6 +129,8 @@ class SimServer(ThreadingHTTPServer):
     """
 
     daemon_threads = True  # a request still being answered never keeps the process alive
+    request_queue_size = BACKLOG
+    request_seconds = REQUEST_SECONDS
 
     def __init__(
         self,
@@ -130,8 +142,10 @@ class SimServer(ThreadingHTTPServer):
         every: int = 1,
         api_key: str | None = None,
         log: Callable[[str], None] | None = None,
+        pace: float = 0.0,
     ):
         self.llm = SimulatedLLM(seed=seed, error_rate=error_rate)
+        self.pace = number(pace, "pace", minimum=0, maximum=10)
         self.fault = parse_fault(fault) if fault else None
         self.every = number(every, "every", minimum=1, whole=True)
         self.api_key, self.log = api_key, log
@@ -180,7 +194,7 @@ class SimServer(ThreadingHTTPServer):
             n = self.counts["requests"]
         body, fault, reply = None, None, None
         if path.split("?")[0].rstrip("/") != "/v1/messages":
-            reply = _error(404, "not_found_error", f"no endpoint {path}; this server has POST /v1/messages")
+            reply = _error(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
         elif self.api_key is not None and self.api_key not in _keys(headers):
             reply = _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
         else:
@@ -196,64 +210,54 @@ class SimServer(ThreadingHTTPServer):
         with self._lock:
             self.counts[str(reply.status)] += 1
             self.counts["faults"] += fault is not None
-        return n, _summary(body, headers), reply
+        return n, request.summary(body, headers), reply
+
+    def models(self, path: str, headers: Mapping[str, str]) -> Reply:
+        """A GET: the models it answers as, as the API lists them (`GET /v1/models`, and one
+        by id); 404 elsewhere."""
+        where = path.split("?")[0].rstrip("/")
+        if self.api_key is not None and self.api_key not in _keys(headers):
+            return _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
+        listed = [_model(name) for name in (*PROFILES, *MODELS)]
+        if where == "/v1/models":
+            ends = {"first_id": listed[0]["id"], "last_id": listed[-1]["id"]}
+            page = {"data": listed, "has_more": False, **ends}
+            return Reply(200, json.dumps(page).encode(), "200 the model list")
+        if found := [m for m in listed if where == f"/v1/models/{m['id']}"]:
+            return Reply(200, json.dumps(found[0]).encode(), f"200 the model {where[11:]}")
+        return _error(404, "not_found_error", f"no endpoint GET {path}; {ENDPOINTS}")
 
     def _complete(self, body: Mapping[str, Any]) -> Reply:
         """The simulator's answer to a valid request, as a Messages API message."""
         try:
             with self._lock:  # one at a time, so a mistake the simulator made is this request's
                 made = len(self.llm.injected)
-                completion = self.llm.complete(**to_request(body))
+                completion = self.llm.complete(**request.to_request(body))
                 mistake = self.llm.injected[made].kind if len(self.llm.injected) > made else ""
                 self.counts["answered"] += 1
         except Exception as e:  # the simulator could not read this request: say so, keep serving
             return _error(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
-        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:24]
+        completion = replace(completion, usage=with_cache(completion.usage, body, completion.model))
+        asked = {k: v for k, v in body.items() if k != "stream"}  # streamed or not, the same message
+        digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:24]
         message = to_message(completion, f"msg_sim_{digest}")
         headers = (("request-id", f"req_sim_{digest}"),) + (("x-agentlab-mistake", mistake),) * bool(mistake)
-        return Reply(200, json.dumps(message).encode(), _note(completion, mistake), headers=headers)
-
-
-def to_request(body: Mapping[str, Any]) -> dict[str, Any]:
-    """A Messages API request body as `SimulatedLLM.complete`'s arguments (its model a profile)."""
-    system = body.get("system") or ""
-    system = "\n".join(b.get("text", "") for b in system) if isinstance(system, list) else system  # blocks
-    fmt, tools = (body.get("output_config") or {}).get("format") or {}, body.get("tools", [])
-    return {
-        "system": system,
-        "messages": body["messages"],
-        "tools": [Tool(t["name"], t.get("description", ""), t.get("input_schema", {})) for t in tools],
-        "schema": fmt.get("schema") if fmt.get("type") == "json_schema" else None,
-        "model": simulator_profile(body["model"]),
-        "max_tokens": body["max_tokens"],
-    }
-
-
-def to_message(completion: Completion, message_id: str) -> dict[str, Any]:
-    """A Completion as the Messages API's message object: a text block (when there is text), then
-    one `tool_use` block per tool call; the stop reason, usage and the model that answered."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
-    for c in completion.tool_calls:
-        content.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.args)})
-    u = completion.usage
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": completion.model,
-        "content": content,
-        "stop_reason": completion.stop_reason,
-        "stop_sequence": None,
-        "usage": {
-            "input_tokens": u.input_tokens,
-            "output_tokens": u.output_tokens,
-            "cache_creation_input_tokens": u.cache_write_tokens,
-            "cache_read_input_tokens": u.cache_read_tokens,
-        },
-    }
+        note = _note(completion, mistake)
+        if body.get("stream"):
+            profile = PROFILES[completion.model]
+            sent = tuple(wire.events(message, profile.overhead, profile.tokens_per_second))
+            return Reply(200, b"", note, "text/event-stream", headers, sent)
+        self._stopping.wait(completion.latency * self.pace)
+        return Reply(200, json.dumps(message).encode(), note, headers=headers)
 
 
 # --- details ------------------------------------------------------------------------------------
+
+
+def _model(name: str) -> dict[str, Any]:
+    """A model as `GET /v1/models` lists one; its display name says which profile answers."""
+    said = f"{name} (the agentlab simulator's {simulator_profile(name)})"
+    return {"type": "model", "id": name, "display_name": said, "created_at": "2026-01-01T00:00:00Z"}
 
 
 def _error(status: int, kind: str, message: str, note: str = "", wait: float | None = None) -> Reply:
@@ -294,60 +298,14 @@ def _read(raw: bytes, headers: Mapping[str, str]) -> tuple[Any, ServerFault | No
         fault = parse_fault(headers[FAULT_HEADER], FAULT_HEADER) if FAULT_HEADER in headers else None
     except ValueError as e:
         return body, None, _error(400, "invalid_request_error", str(e))
-    problem = _problem(body)
-    return body, fault, _error(400, "invalid_request_error", problem) if problem else None
+    said = request.problem(body)
+    return body, fault, _error(400, "invalid_request_error", said) if said else None
 
 
 def _keys(headers: Mapping[str, str]) -> set[str]:
     """The keys a request presents: its x-api-key, and its Authorization bearer token."""
     bearer = headers.get("authorization", "")
     return {headers.get("x-api-key", ""), bearer[7:] if bearer.lower().startswith("bearer ") else ""} - {""}
-
-
-def _problem(body: Any) -> str:
-    """The first thing wrong with a request body ("" if it can be answered), as the API's 400 says."""
-    if not isinstance(body, dict):
-        return "the request body must be a JSON object"
-    if not isinstance(body.get("model"), str) or not body["model"].strip():
-        return "model: a model name is required"
-    if type(body.get("max_tokens")) is not int or body["max_tokens"] < 1:
-        return "max_tokens: a whole number >= 1 is required"
-    if body.get("stream"):
-        return "stream: agentlab serve does not stream; call messages.create without stream=True"
-    if not isinstance(system := body.get("system", ""), str) and not _objects(system, "text"):
-        return "system: must be a string or a list of text blocks"
-    if not _objects(body.get("tools", []), "name"):
-        return "tools: must be a list of objects, each with a name"
-    if not isinstance(body.get("output_config") or {}, dict):
-        return "output_config: must be an object"
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
-        return "messages: a non-empty list of messages is required"
-    for i, m in enumerate(body["messages"]):
-        if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
-            return f"messages.{i}: must be an object whose role is 'user' or 'assistant'"
-        if not isinstance(content := m.get("content"), str) and not _objects(content, "type"):
-            return f"messages.{i}.content: must be a string or a list of content blocks, each with a type"
-    return ""
-
-
-def _objects(value: Any, key: str) -> bool:
-    """Whether `value` is a list of JSON objects, each with a `key`."""
-    return isinstance(value, list) and all(isinstance(item, dict) and key in item for item in value)
-
-
-def _summary(body: Any, headers: Mapping[str, str]) -> str:
-    """A few words on a request for the log: model (and profile), messages, tools, schema, retry."""
-    if not isinstance(body, dict):
-        return ""
-    model = str(body.get("model", "?"))
-    parts = [f"{model} as {simulator_profile(model)}", f"{len(body.get('messages') or [])} messages"]
-    if body.get("tools"):
-        parts.append(f"{len(body['tools'])} tools")
-    if isinstance(body.get("output_config"), dict) and body["output_config"].get("format"):
-        parts.append("a JSON schema")
-    if headers.get("x-stainless-retry-count", "0") not in ("", "0"):
-        parts.append(f"retry {headers['x-stainless-retry-count']}")
-    return ", ".join(parts)
 
 
 def _note(completion: Completion, mistake: str) -> str:
@@ -365,8 +323,23 @@ class _Handler(BaseHTTPRequestHandler):
     """The HTTP side: read one request (bounded in size and time), write the server's Reply."""
 
     server: SimServer
-    timeout = 30  # seconds a client may take to send its request
+    timeout = REQUEST_SECONDS  # for each read; the whole request has REQUEST_SECONDS too (`setup`)
     server_version = "agentlab-serve"
+
+    def setup(self) -> None:
+        super().setup()  # a client trickling a byte at a time is cut off when its time is up
+        self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
+        self.cut.daemon, self.late = True, False
+        self.cut.start()
+
+    def _too_slow(self) -> None:
+        self.late = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RD)  # the read under way ends; replies still go
+
+    def finish(self) -> None:
+        self.cut.cancel()
+        super().finish()
 
     def do_POST(self) -> None:
         try:
@@ -375,26 +348,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(_error(411, "invalid_request_error", "a Content-Length header is required"))
             return
         if not 0 <= length <= MAX_BODY:
+            while 0 < length <= 4 * MAX_BODY and self.rfile.read(min(length, 1 << 20)):
+                length -= 1 << 20  # read what was sent, so the client is there to read the 413
             self._send(_error(413, "request_too_large", f"the request body is over {MAX_BODY} bytes"))
             return
+        raw = self.rfile.read(length)
+        self.cut.cancel()  # the request is in: answering it may take its time (a slow fault)
+        if len(raw) < length:
+            late = f"the request did not arrive within {self.server.request_seconds:g} s"
+            self._send(_error(408, "request_timeout", late if self.late else "the request body ended early"))
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
-        n, summary, reply = self.server.answer(self.path, headers, self.rfile.read(length))
+        n, summary, reply = self.server.answer(self.path, headers, raw)
         if self.server.log:
             self.server.log(f"#{n} POST {self.path} {summary} -> {reply.note}"[:300])
         self._send(reply)
 
     def do_GET(self) -> None:
-        text = f"agentlab serve: the simulator, not a real model, behind POST /v1/messages: {self.server!r}\n"
-        self._send(Reply(200, text.encode(), "", "text/plain; charset=utf-8"))
+        self.cut.cancel()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self._send(self.server.models(self.path, headers))
 
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
         self.send_header("Content-Type", reply.content_type)
-        self.send_header("Content-Length", str(len(reply.body)))
+        if not reply.stream:  # a stream's end is the connection's (HTTP/1.0)
+            self.send_header("Content-Length", str(len(reply.body)))
         for name, value in reply.headers:
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(reply.body)
+        began = time.monotonic()
+        for due, event in reply.stream:  # each event when it is due, at the server's pace
+            if self.server._stopping.wait(max(0.0, began + due * self.server.pace - time.monotonic())):
+                return
+            self.wfile.write(event)
+            self.wfile.flush()
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the server's own `log` says what happened, one line per request

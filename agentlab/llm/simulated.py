@@ -33,6 +33,12 @@ no note in sight, nothing changes.
 **Determinism.** Each call's randomness comes from a SHA-256 hash of (seed, model, the whole
 request), never from call order or shared state, so threads cannot change what it says.
 
+**Prompt caching** (notebook 07). With `cache="5m"` or `"1h"` it marks the kit's breakpoints
+as the Claude backend does (`llm.cache.mark`) and reports, as the API does, the tokens it read
+from the cache and wrote to it, apart from the fresh input; `llm.cache` says how the cache is
+modelled (from the request alone, so it stays deterministic). Off by default (`cache=None`):
+every call then pays for its whole prompt as fresh input, as the earlier notebooks count it.
+
 **Tokens.** `count_tokens` is the rule of thumb of about 4 characters per token (rounded up) for
 English text; JSON (tool specs, schemas, tool inputs) is counted on its compact serialisation.
 Real tokenizers differ by tens of per cent. **Latency** is virtual: the profile's
@@ -48,9 +54,10 @@ import random
 import threading
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from agentlab.llm import cache as caching
 from agentlab.llm.base import Completion, Message, Tool, ToolCall, Usage
 from agentlab.plan import PLAN_SCHEMA_TITLE
 from agentlab.prompts import is_failure_report
@@ -123,7 +130,11 @@ class SimulatedLLM:
         error_kinds: Sequence[str] | None = None,
         model: str = "sim-large",
         injection_susceptibility: float = 0.0,
+        cache: str | None = None,
     ):
+        if cache is not None:
+            caching.control(cache)  # a ValueError naming the lifetimes, for anything else
+        self.cache = cache
         probability = {"minimum": 0, "maximum": 1, "must_be": "between 0 and 1"}
         number(error_rate, "error_rate", **probability)
         number(injection_susceptibility, "injection_susceptibility", **probability)
@@ -154,6 +165,8 @@ class SimulatedLLM:
         kinds = "" if self.error_kinds == ERROR_KINDS else f", error_kinds={list(self.error_kinds)}"
         if self.injection_susceptibility:
             kinds += f", injection_susceptibility={self.injection_susceptibility}"
+        if self.cache:
+            kinds += f", cache={self.cache!r}"
         return (
             f"SimulatedLLM(seed={self.seed}, error_rate={self.error_rate}{kinds}, "
             f"model={self.model!r})  # a simulator, not a real model"
@@ -210,8 +223,41 @@ class SimulatedLLM:
         if schema is not None:
             prompt.append(_compact(schema))
         usage = Usage(sum(count_tokens(part) for part in prompt), output_tokens)
+        if self.cache:
+            named = [dict(zip(("name", "description", "input_schema"), spec, strict=True)) for spec in specs]
+            body = {"system": system, "tools": named, "messages": [dict(m) for m in messages]}
+            if schema is not None:
+                body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+            usage = with_cache(usage, caching.mark(body, self.cache), profile.name)
         latency = round(profile.overhead + output_tokens / profile.tokens_per_second, 3)
         return Completion(text, profile.name, self.backend, usage, latency, data, calls, stop)
+
+
+def with_cache(usage: Usage, body: Mapping[str, Any], model: str) -> Usage:
+    """`usage` with its input split as the prompt cache would (`llm.cache`), for a Messages API
+    `body` and its `cache_control` breakpoints (a top-level one marks the last message)."""
+    profile = PROFILES[model] if model in PROFILES else PROFILES["sim-large"]
+    system, pieces = body.get("system") or "", []
+    for t in body.get("tools") or ():
+        spec = _compact([t["name"], t.get("description", ""), t.get("input_schema", {})])
+        pieces.append(caching.Piece(count_tokens(spec), caching.breakpoint_of(t)))
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    if fmt.get("type") == "json_schema":  # taken to be part of the stable prefix, before the system prompt
+        pieces.append(caching.Piece(count_tokens(_compact(fmt.get("schema")))))
+    if isinstance(system, list):
+        text, mark = "\n".join(b.get("text", "") for b in system), caching.breakpoint_of(system)
+        pieces.append(caching.Piece(count_tokens(text), mark))
+    elif system:
+        pieces.append(caching.Piece(count_tokens(system)))
+    for m in body["messages"]:
+        tokens = count_tokens(_message_text(m))
+        seconds = profile.overhead + tokens / profile.tokens_per_second
+        pieces.append(caching.Piece(tokens, caching.breakpoint_of(m), m.get("role") == "assistant", seconds))
+    automatic = body.get("cache_control")
+    if isinstance(automatic, Mapping) and pieces:
+        pieces[-1] = replace(pieces[-1], ttl=automatic.get("ttl", "5m"))
+    split = caching.cache_usage(pieces, usage.input_tokens, caching.min_cacheable(model))
+    return Usage(split.input, usage.output_tokens, split.read, split.write_5m, split.write_1h)
 
 
 def _profile(name: str) -> Profile:

@@ -27,21 +27,27 @@ PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
 
 @dataclass(frozen=True)
 class Price:
-    """USD per million tokens. `cache_write` is the 5-minute cache-write rate (the kit never
-    asks for 1-hour caching)."""
+    """USD per million tokens. `cache_write` is the 5-minute cache-write rate, `cache_write_1h`
+    the 1-hour one (None: 2x input, the documented multiplier; see `llm.cache`). A model whose
+    prompts over `long_above` tokens cost more has every rate multiplied by `long_factor` then."""
 
     input: float
     output: float
     cache_read: float
     cache_write: float
     note: str = ""
+    cache_write_1h: float | None = None
+    long_above: int | None = None
+    long_factor: float = 1.0
 
 
 PRICES: dict[str, Price] = {
     "claude-fable-5-2": Price(8.00, 40.00, 0.20, 10.00),
     "claude-opus-5-5": Price(4.00, 20.00, 0.20, 5.00),
     "claude-sonnet-5-5": Price(2.00, 10.00, 0.10, 2.50),
-    "claude-haiku-5-5": Price(0.10, 0.50, 0.01, 0.125, "for prompts up to 100k tokens; longer ones cost 5x"),
+    "claude-haiku-5-5": Price(
+        0.10, 0.50, 0.01, 0.125, "prompts over 100k tokens cost 5x", 0.20, long_above=100_000, long_factor=5.0
+    ),
     "sim-large": Price(3.00, 15.00, 0.30, 3.75, "invented for the simulator"),
     "sim-small": Price(0.25, 1.25, 0.025, 0.3125, "invented for the simulator"),
     "sim-planner": Price(0.80, 4.00, 0.08, 1.00, "invented for the simulator"),
@@ -49,7 +55,10 @@ PRICES: dict[str, Price] = {
 
 
 def cost(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) -> float:
-    """USD for `usage` on `model`; a model missing from the table is a ValueError naming it."""
+    """USD for `usage` on `model`: fresh input, output, cache reads, and cache writes at their
+    5-minute and 1-hour rates; a prompt (input, read and written tokens) over the model's
+    `long_above` at `long_factor` times every rate. A model missing from the table is a
+    ValueError naming it. Give it one call's usage: the long-prompt tier is per request."""
     table = PRICES if prices is None else prices
     if model not in table:
         raise ValueError(
@@ -57,12 +66,16 @@ def cost(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) ->
             f"add one with PRICES[{model!r}] = Price(input, output, cache_read, cache_write)"
         )
     p = table[model]
-    return (
+    write_1h = 2 * p.input if p.cache_write_1h is None else p.cache_write_1h
+    dollars = (
         usage.input_tokens * p.input
         + usage.output_tokens * p.output
         + usage.cache_read_tokens * p.cache_read
         + usage.cache_write_tokens * p.cache_write
+        + usage.cache_write_1h_tokens * write_1h
     ) / 1_000_000
+    long = p.long_above is not None and usage.prompt_tokens > p.long_above
+    return dollars * p.long_factor if long else dollars
 
 
 @dataclass(frozen=True)
@@ -86,24 +99,34 @@ class UsageReport:
     total: Tally
     unpriced: tuple[str, ...] = ()
 
+    @property
+    def cached(self) -> bool:
+        """Whether any call read or wrote the prompt cache (then the report shows both)."""
+        u = self.total.usage
+        return u.cache_read_tokens + u.cache_write_tokens + u.cache_write_1h_tokens > 0
+
     def to_text(self) -> str:
-        lines = [f"{'':<22}{'calls':>6}{'input tok':>11}{'output tok':>12}{'cost (USD)':>12}"]
+        cache = f"{'cache read':>12}{'cache write':>13}" if self.cached else ""
+        lines = [f"{'':<22}{'calls':>6}{'input tok':>11}{'output tok':>12}{cache}{'cost (USD)':>12}"]
         for title, groups in (("by role", self.by_role), ("by model", self.by_model)):
             lines.append(title)
-            lines += [_row(f"  {name}", tally, name in self.unpriced) for name, tally in groups.items()]
-        lines.append(_row("total", self.total))
+            lines += [_row(f"  {name}", t, name in self.unpriced, self.cached) for name, t in groups.items()]
+        lines.append(_row("total", self.total, cached=self.cached))
         lines.append(_footnote(self.unpriced))
         return "\n".join(lines)
 
     __str__ = to_text
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in ("", "calls", "input tokens", "output tokens", "cost (USD)"))
+        titles = ("", "calls", "input tokens", "output tokens")
+        titles += ("cache read", "cache write") if self.cached else ()
+        head = "".join(f"<th>{h}</th>" for h in (*titles, "cost (USD)"))
         rows = []
         for title, groups in (("by role", self.by_role), ("by model", self.by_model)):
-            rows.append(f'<tr><th colspan="5" style="text-align:left">{title}</th></tr>')
-            rows += [_html_row(name, tally, name in self.unpriced) for name, tally in groups.items()]
-        rows.append(_html_row("total", self.total).replace("<tr>", '<tr style="font-weight:bold">'))
+            rows.append(f'<tr><th colspan="{len(titles) + 1}" style="text-align:left">{title}</th></tr>')
+            rows += [_html_row(name, t, name in self.unpriced, self.cached) for name, t in groups.items()]
+        total = _html_row("total", self.total, cached=self.cached)
+        rows.append(total.replace("<tr>", '<tr style="font-weight:bold">'))
         return (
             f'<table class="agentlab-usage"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
@@ -138,21 +161,21 @@ def usage_report(calls: Any, prices: Mapping[str, Price] | None = None) -> Usage
     return UsageReport(by_role, by_model, total, tuple(unpriced))
 
 
-def _row(name: str, t: Tally, unpriced: bool = False) -> str:
+def _row(name: str, t: Tally, unpriced: bool = False, cached: bool = False) -> str:
     dollars = "no price" if unpriced else f"{t.cost:.4f}"
-    return f"{name:<22}{t.calls:>6}{t.usage.input_tokens:>11,}{t.usage.output_tokens:>12,}{dollars:>12}"
+    u = t.usage
+    written = u.cache_write_tokens + u.cache_write_1h_tokens
+    cache = f"{u.cache_read_tokens:>12,}{written:>13,}" if cached else ""
+    return f"{name:<22}{t.calls:>6}{u.input_tokens:>11,}{u.output_tokens:>12,}{cache}{dollars:>12}"
 
 
-def _html_row(name: str, t: Tally, unpriced: bool = False) -> str:
+def _html_row(name: str, t: Tally, unpriced: bool = False, cached: bool = False) -> str:
     dollars = "no price" if unpriced else f"{t.cost:.4f}"
-    cells = (
-        html.escape(name),
-        str(t.calls),
-        f"{t.usage.input_tokens:,}",
-        f"{t.usage.output_tokens:,}",
-        dollars,
-    )
-    return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    u = t.usage
+    cells = [html.escape(name), str(t.calls), f"{u.input_tokens:,}", f"{u.output_tokens:,}"]
+    if cached:
+        cells += [f"{u.cache_read_tokens:,}", f"{u.cache_write_tokens + u.cache_write_1h_tokens:,}"]
+    return "<tr>" + "".join(f"<td>{c}</td>" for c in (*cells, dollars)) + "</tr>"
 
 
 def _footnote(unpriced: tuple[str, ...]) -> str:

@@ -1,0 +1,189 @@
+"""Grading a whole class, so that nothing one notebook does can cost the others their grades.
+
+Each notebook is graded in a child process of its own, which runs the notebook in its sandbox
+(`grading`) and sends its result back as JSON; the batch reads that JSON, nothing else
+(`python -m agentlab.course.batch PATH` does the same for one notebook, by hand). A child that
+crashes, hangs past its allowance or is killed gives its notebook a "broken" result, and the batch
+goes on.
+
+Every result is appended to a results file (JSON lines) the moment it is known. A batch that is
+stopped, even by SIGKILL, and started again with the same results file grades only what is left:
+a notebook whose content is unchanged since its line was written is not graded again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from agentlab.course.grading import NOTEBOOKS, Graded, Result, grade
+
+RESULTS = Path(".agentlab") / "grades.jsonl"  # where a batch keeps its results unless told otherwise
+
+
+def learners(paths: Sequence[str]) -> dict[str, str]:
+    """path -> learner, by the learner's folder relative to what all the folders share: `a/alice` and
+    `b/alice` are two learners. A notebook not named NN_….ipynb is its own learner (its stem)."""
+    folders = {p: Path(p).resolve().parent for p in paths}
+    parents = [str(f.parent) for f in folders.values()] or ["/"]
+    common = Path(os.path.commonpath(parents))
+    names = {}
+    for path, folder in folders.items():
+        own = folder.relative_to(common).as_posix() if folder.is_relative_to(common) else folder.name
+        if Path(path).name.startswith(tuple(f"{n}_" for n in NOTEBOOKS)):
+            names[path] = own or folder.name
+        else:
+            stem = Path(path).stem
+            names[path] = f"{own}/{stem}" if own and own != folder.name else stem
+    return names
+
+
+def fingerprint(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def load(results: Path) -> dict[tuple[str, str], Graded]:
+    """(path, fingerprint) -> result, from a results file a batch wrote (a torn last line is skipped)."""
+    done = {}
+    if results.exists():
+        for line in results.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                done[(row["path"], row["fingerprint"])] = from_json(row["graded"])
+            except (ValueError, KeyError, TypeError):
+                continue
+    return done
+
+
+def grade_all(
+    paths: Sequence[str],
+    timeout: float = 300,
+    root: str | None = None,
+    results: Path | None = RESULTS,
+    jobs: int = 1,
+    progress: Callable[[Graded, bool], None] | None = None,
+) -> list[Graded]:
+    """Grade every notebook, each in its own child; resume from `results` (None: keep nothing)."""
+    done = load(results) if results else {}
+    names = learners(paths)
+    if results:
+        results.parent.mkdir(parents=True, exist_ok=True)
+
+    def one(path: str) -> Graded:
+        key = (str(Path(path).resolve()), fingerprint(path))
+        resumed = key in done
+        graded = done[key] if resumed else in_child(path, timeout, root)
+        graded.path, graded.learner = path, names[path]
+        if not resumed and results:
+            row = {"path": key[0], "fingerprint": key[1], "graded": to_json(graded)}
+            with open(results, "a", encoding="utf-8") as out:  # one line, flushed as soon as it is known
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+        if progress:
+            progress(graded, resumed)
+        return graded
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return list(pool.map(one, paths))
+
+
+def in_child(path: str, timeout: float, root: str | None) -> Graded:
+    """Grade one notebook in a child process; whatever happens to the child, a result.
+
+    Children are forked from a server that has imported the grader and every notebook's checks once
+    (multiprocessing's forkserver), so a child starts in milliseconds, not seconds."""
+    allowance = 2 * timeout + 300  # the cells may run twice (a broken notebook), then the cases
+    receiver, sender = _CONTEXT.Pipe(duplex=False)
+    child = _CONTEXT.Process(target=_child, args=(path, timeout, root, sender), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        if receiver.poll(allowance):
+            return from_json(json.loads(receiver.recv()))
+        why = f"its grading did not finish within {allowance:g} s"
+    except (EOFError, OSError, ValueError, KeyError, TypeError):
+        child.join(timeout=10)
+        why = f"its grading stopped (exit code {child.exitcode})"
+    finally:
+        receiver.close()
+        if child.is_alive():
+            child.kill()
+        child.join(timeout=10)
+    return Graded(path, "", [], broken=why)
+
+
+def _child(path: str, timeout: float, root: str | None, sender) -> None:
+    _die_with_parent()
+    try:
+        graded = grade(path, timeout=timeout, root=root)
+    except Exception as error:  # the sandbox is missing, say: the batch reports it on this notebook
+        graded = Graded(path, "", [], broken=f"could not be graded: {type(error).__name__}: {error}")
+    sender.send(json.dumps(to_json(graded), ensure_ascii=False))
+    sender.close()
+
+
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(
+    ["agentlab.course.batch", *(f"agentlab.course.checks.nb{n}" for n in NOTEBOOKS)]
+)
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:160] if lines else "no message"
+
+
+def _die_with_parent() -> None:
+    """The child ends with the batch (Linux's parent-death signal), so a killed batch leaves nothing."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def to_json(graded: Graded) -> dict:
+    return {
+        "path": graded.path,
+        "learner": graded.learner,
+        "broken": graded.broken,
+        "results": [[r.exercise, r.status, r.detail] for r in graded.results],
+    }
+
+
+def from_json(data: dict) -> Graded:
+    results = [Result(str(e), str(s), str(d)) for e, s, d in data["results"]]
+    return Graded(str(data["path"]), str(data["learner"]), results, str(data["broken"]))
+
+
+def main(argv: list[str]) -> int:
+    """The child: grade one notebook, print its result as one JSON line."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m agentlab.course.batch")
+    parser.add_argument("path")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--root")
+    args = parser.parse_args(argv)
+    try:
+        graded = grade(args.path, timeout=args.timeout, root=args.root)
+    except Exception as error:  # the sandbox is missing, say: the batch reports it on this notebook
+        graded = Graded(args.path, "", [], broken=f"could not be graded: {type(error).__name__}: {error}")
+    print(json.dumps(to_json(graded), ensure_ascii=False), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

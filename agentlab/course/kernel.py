@@ -1,0 +1,194 @@
+"""The learner's side of grading, run inside the sandbox: `python -m agentlab.course.kernel R W`.
+
+It runs the notebook's code cells in order in an IPython shell (magics work, as in Jupyter), says
+when each cell starts and how it ended, then answers the grader: the value of a name the notebook
+defined, a call of one of the learner's functions, an attribute of one of their objects. Every
+answer crosses as plain data (see `wire`); the verdict is the grader's, in its own process.
+
+`check(...)` here only notes that it was called: the grade never depends on what runs in here. The
+helpers an exercise forbids (`Plan.critical_path` while `02.critical-path` is graded) raise while
+that exercise's function runs, and only then.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import sys
+from typing import Any
+
+from agentlab.course import wire
+
+
+class ForbiddenHelper(RuntimeError):
+    """The learner's answer called a helper its exercise asks them not to use."""
+
+
+class GraderRef:
+    """One of the grader's objects, seen from the sandbox: calling it calls the original."""
+
+    def __init__(self, peer: wire.Peer, number: int):
+        object.__setattr__(self, "peer", peer)
+        object.__setattr__(self, "number", number)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        peer = object.__getattribute__(self, "peer")
+        return peer.ask(("call", object.__getattribute__(self, "number"), args, kwargs))[0]
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        peer = object.__getattribute__(self, "peer")
+        return peer.ask(("getattr", object.__getattribute__(self, "number"), name))[0]
+
+    def _protocol(self, name: str, *args: Any) -> Any:
+        peer = object.__getattribute__(self, "peer")
+        return peer.ask(("protocol", object.__getattribute__(self, "number"), name, args))[0]
+
+    def __iter__(self) -> Any:
+        return iter(self._protocol("iter"))
+
+    def __len__(self) -> int:
+        return self._protocol("len")
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._protocol("getitem", key)
+
+    def __contains__(self, item: Any) -> bool:
+        return self._protocol("contains", item)
+
+    def __bool__(self) -> bool:
+        return self._protocol("bool")
+
+    def __str__(self) -> str:
+        return self._protocol("str")
+
+    def __repr__(self) -> str:
+        return "<the grader's object>"
+
+
+class Kernel(wire.Peer):
+    def __init__(self, rfd: int, wfd: int):
+        super().__init__(rfd, wfd, self._encode, self._decode)
+        self.exercise: str | None = None  # the exercise whose function is being called
+        self.namespace: dict[str, Any] = {}
+
+    def _encode(self, message: tuple) -> bytes:
+        return wire.dumps(wire.LearnerPickler, message, self.handles, GraderRef)
+
+    def _decode(self, data: bytes) -> tuple:
+        kernel = self
+
+        class Reader(pickle.Unpickler):
+            def persistent_load(self, pid: Any) -> Any:
+                return GraderRef(kernel, pid[1]) if pid[0] == "G" else kernel.handles[pid[1]]
+
+        import io
+
+        return Reader(io.BytesIO(data)).load()
+
+    def serve(self, message: tuple) -> None:
+        kind = message[0]
+        if kind == "get":
+            if message[1] not in self.namespace:
+                self.post(("raise", "builtins", "NameError", f"name {message[1]!r} is not defined", (), {}))
+            else:
+                self.post(("return", self.namespace[message[1]]))
+            return
+        if kind == "call" and len(message) == 5:  # the grader calls a learner's function for an exercise
+            _, number, args, kwargs, exercise = message
+            before, self.exercise = self.exercise, exercise
+            try:
+                value = self.handles[number](*args, **kwargs)
+            except Exception as error:
+                self.post(("raise", *wire.error_facts(error)))
+                return
+            finally:
+                self.exercise = before
+            changed = [a if type(a) in (list, dict, set) else None for a in args]
+            self.post(("return", value, changed))
+            return
+        super().serve(message)
+
+    def forbid(self, forbidden: dict[str, list[str]]) -> None:
+        """Replace each forbidden helper ("agentlab.plan:Plan.critical_path") with a trap that raises
+        while an exercise that forbids it is being called, wherever the kit refers to it by name."""
+        users: dict[str, list[str]] = {}
+        for exercise, helpers in forbidden.items():
+            for helper in helpers:
+                users.setdefault(helper, []).append(exercise)
+        for helper, exercises in users.items():
+            module_name, path = helper.split(":")
+            owner: Any = importlib.import_module(module_name)
+            *parents, attribute = path.split(".")
+            for part in parents:
+                owner = getattr(owner, part)
+            original = getattr(owner, attribute)
+            trap = self._trap(original, path, tuple(exercises))
+            setattr(owner, attribute, trap)
+            for name, module in list(sys.modules.items()):
+                if name.startswith("agentlab") and module is not None:
+                    for key, value in list(vars(module).items()):
+                        if value is original:
+                            setattr(module, key, trap)
+
+    def _trap(self, original: Any, path: str, exercises: tuple[str, ...]) -> Any:
+        kernel = self
+
+        def trap(*args: Any, **kwargs: Any) -> Any:
+            if kernel.exercise in exercises:
+                raise ForbiddenHelper(f"{kernel.exercise} asks you not to call {path}: write it yourself")
+            return original(*args, **kwargs)
+
+        trap.__name__ = getattr(original, "__name__", "helper")
+        return trap
+
+    def run_cells(self, cells: list[str]) -> None:
+        """Run the notebook, telling the grader when each cell starts and how it ended."""
+        from IPython.core.interactiveshell import InteractiveShell
+
+        shell = InteractiveShell.instance()
+        shell.showtraceback = lambda *a, **k: None  # the grader reads the error from the result
+        shell.showsyntaxerror = lambda *a, **k: None
+        self.namespace = shell.user_ns
+        for index, source in enumerate(cells):
+            self.post(("started", index))
+            result = shell.run_cell(source, store_history=False, silent=False)
+            error = result.error_before_exec or result.error_in_exec
+            facts = None
+            if error is not None:
+                name, message = type(error).__name__, str(error)
+                facts = (name, message[:500])
+            self.post(("finished", index, facts))
+
+
+def quiet_check(calls: list[str]) -> Any:
+    def check(exercise_id: str, answer: Any = None) -> None:
+        calls.append(str(exercise_id))
+
+    return check
+
+
+def main(argv: list[str]) -> int:
+    rfd, wfd = wire.fds_from(argv)
+    kernel = Kernel(rfd, wfd)
+    job = kernel.next_message()  # ("run", cells, forbidden)
+    from agentlab.course import checks
+
+    calls: list[str] = []
+    checks.check = quiet_check(calls)
+    kernel.forbid(job[2])
+    kernel.run_cells(job[1])
+    kernel.post(("ready", calls))
+    while True:
+        try:
+            message = kernel.next_message()
+        except wire.WireError:
+            return 0
+        kernel.serve(message)
+
+
+if __name__ == "__main__":
+    os.environ.pop("ANTHROPIC_API_KEY", None)
+    sys.exit(main(sys.argv))

@@ -1,0 +1,25 @@
+"""Bridges from the kit to the interfaces practitioners use, off the learner's path.
+
+Each module here needs an optional extra and says which when it is imported without it:
+
+- `otel`: a `Run` as OpenTelemetry spans in the GenAI conventions, sent over OTLP/HTTP to any
+  tracing UI (`pip install agentlab[trace]`);
+- `mcp`: the task world's tools as an MCP server, MCP tools as an executor's tools, and a
+  permission policy from MCP's tool annotations (`pip install agentlab[mcp]`).
+
+`import agentlab` never imports this package; the offline course never needs it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+
+def require(module: str, extra: str) -> None:
+    """Raise a one-line ImportError naming the extra to install when `module` is missing."""
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        found = False
+    if not found:
+        raise ImportError(f"this needs {module!r}: pip install 'agentlab[{extra}]' (or make setup-test)")

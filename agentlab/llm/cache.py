@@ -1,0 +1,182 @@
+"""Prompt caching: where the kit puts cache breakpoints, and what a request then pays for.
+
+Anthropic's API caches a prompt's *prefix* (tools, then system, then messages, in that order)
+up to a block marked with `cache_control`. A later request that starts with the same prefix
+reads it back instead of paying for it as fresh input. What this module follows, from the
+prompt-caching documentation (platform.claude.com/docs/en/build-with-claude/prompt-caching,
+read 2026-11-25, with the minimums restated by docs.litellm.ai/docs/completion/prompt_caching):
+
+- at most `MAX_BREAKPOINTS` (4) blocks per request may carry `cache_control`;
+- an entry lives 5 minutes after its last use (`{"type": "ephemeral"}`), or 1 hour with
+  `"ttl": "1h"`; writing one costs 1.25x (5 minutes) or 2x (1 hour) the input price, reading
+  one 0.1x (`usage.Price` holds the dollar rates);
+- a prefix shorter than the model's minimum (`min_cacheable`) is not cached, silently: both
+  cache counters stay at 0 and the request pays full price;
+- usage reports `cache_creation_input_tokens` (written), `cache_read_input_tokens` (read) and
+  `input_tokens`: only what came after the last breakpoint.
+
+**The kit's breakpoints** (`mark`): one on the system prompt, which covers the tool
+definitions before it (the stable prefix every call of an agent shares), and the
+documentation's automatic caching for the conversation so far (a top-level `cache_control`:
+the API marks the last block, which the next turn of a tool loop starts with). Two of the
+four allowed.
+
+**The model of the cache** (`cache_usage`), used by the simulator and `agentlab serve`, is
+deterministic and reads only the request, so threads cannot change it:
+
+- *the conversation so far*: the request that produced each assistant turn ended with the
+  message before it and wrote the prefix up to there; a later request reads the longest such
+  prefix that was long enough to be cached and is still alive, its age being the modelled
+  time of the replies written since (tool time is not in the request, so it is not counted);
+- *the stable prefix* (everything up to a breakpoint before the last one: tools, a
+  structured-output schema, which the kit takes to be cached with the prompt it shapes, and
+  the system prompt) is taken to be in the cache already, kept warm by the calls before: the
+  steady state of a deployed agent whose every task starts with the same prompt. A one-off
+  run would pay one write for it; deciding which concurrent call pays it would make the bill
+  depend on thread timing.
+
+What a request reads is charged as a read, what lies between that and its last breakpoint as
+a write, the rest as input. The 20-block lookback never binds here: a turn adds a few blocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+MAX_BREAKPOINTS = 4
+LIFETIMES = {"5m": 300.0, "1h": 3600.0}  # seconds an entry lives after its last use
+WRITE_PRICE = {"5m": 1.25, "1h": 2.0}  # x the input price
+READ_PRICE = 0.1  # x the input price
+
+# The shortest prefix each model caches, by a fragment of its name (first match wins). Claude's
+# from the sources above; Haiku 5.5's was not in them, so Haiku 4.5's 4,096 stands in. Each
+# simulator profile takes the minimum of the model it stands for (`AnthropicLLM` sends sim-large
+# to the planner model, claude-opus-5-5, and sim-small to claude-haiku-5-5); sim-planner, a
+# small trained planner, a small model's 2,048 (Haiku 3.5's).
+MIN_CACHEABLE = (
+    ("opus-5", 512),
+    ("fable-5", 512),
+    ("mythos-5", 512),
+    ("sonnet-5", 1024),
+    ("haiku", 4096),
+    ("sim-large", 512),
+    ("sim-small", 4096),
+    ("sim-planner", 2048),
+)
+DEFAULT_MIN = 1024
+
+
+def min_cacheable(model: str) -> int:
+    """The fewest tokens a prefix needs to be cached on `model`."""
+    return next((tokens for part, tokens in MIN_CACHEABLE if part in model), DEFAULT_MIN)
+
+
+def control(ttl: str) -> dict[str, str]:
+    """The `cache_control` object for a lifetime: "5m" (the API's default) or "1h"."""
+    if ttl not in LIFETIMES:
+        raise ValueError(
+            f"cache lifetime must be one of {list(LIFETIMES)} (or None for no caching), got {ttl!r}"
+        )
+    return {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+
+
+def mark(request: dict[str, Any], ttl: str) -> dict[str, Any]:
+    """`request` (a Messages API body) with the kit's two breakpoints: on the system prompt (or,
+    without one, the last tool), and automatic caching (a top-level `cache_control`), which
+    the API puts on the last block of the conversation and moves along as it grows."""
+    marker = control(ttl)
+    if isinstance(request.get("system"), str) and request["system"]:
+        request["system"] = [{"type": "text", "text": request["system"], "cache_control": marker}]
+    elif request.get("tools"):
+        request["tools"] = [*request["tools"][:-1], {**request["tools"][-1], "cache_control": marker}]
+    request["cache_control"] = marker
+    return request
+
+
+def breakpoint_of(part: Any) -> str | None:
+    """The lifetime a tool, a system block list or a message asks for ("5m", "1h"), or None."""
+    blocks = part if isinstance(part, list) else part.get("content") if "content" in part else [part]
+    ttl = None
+    for block in blocks if isinstance(blocks, list) else ():
+        marker = block.get("cache_control") if isinstance(block, Mapping) else None
+        if isinstance(marker, Mapping):
+            ttl = marker.get("ttl", "5m") if marker.get("ttl", "5m") in LIFETIMES else "5m"
+    return ttl
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One part of a prompt in the API's order (a tool, the system prompt, a message): its
+    tokens, the lifetime its breakpoint asks for (None: no breakpoint), and for an assistant
+    message the modelled seconds it took to write."""
+
+    tokens: int
+    ttl: str | None = None
+    assistant: bool = False
+    seconds: float = 0.0
+
+
+class CacheUse(NamedTuple):
+    """How a request's input tokens split: fresh input, read from the cache, written to it."""
+
+    input: int
+    read: int = 0
+    write_5m: int = 0
+    write_1h: int = 0
+
+
+def cache_usage(pieces: Sequence[Piece], total: int, minimum: int) -> CacheUse:
+    """Split a request's `total` input tokens by the model described in the module docstring.
+    `pieces` in API order; `total` may exceed their sum (a schema's tokens, which stay input)."""
+    ends, sofar = [], 0
+    for piece in pieces:
+        sofar += piece.tokens
+        ends.append(sofar)
+    marks = [i for i, p in enumerate(pieces) if p.ttl is not None][-MAX_BREAKPOINTS:]
+    if not marks or ends[marks[-1]] < minimum:
+        return CacheUse(total)
+    # Entries earlier calls wrote: the stable prefix (at every breakpoint but the last: warm),
+    # and, if this request marks its last message as the earlier ones did, each prefix that
+    # ended a request, just before an assistant turn. Each with its age in seconds.
+    turns = [i for i, p in enumerate(pieces) if p.assistant]
+    entries = dict.fromkeys(marks[:-1], 0.0)
+    if marks[-1] == len(pieces) - 1:
+        entries |= {i - 1: sum(p.seconds for p in pieces[i:] if p.assistant) for i in turns if i}
+    read = max(
+        (
+            ends[i]
+            for i, age in entries.items()
+            if ends[i] >= minimum and age <= LIFETIMES[_ttl_at(pieces, marks, i)]
+        ),
+        default=0,
+    )
+    written = {"5m": 0, "1h": 0}
+    start = read
+    for i in marks:  # each segment up to a breakpoint is written at that breakpoint's lifetime
+        if ends[i] > start and ends[i] >= minimum:
+            written[pieces[i].ttl] += ends[i] - start
+            start = ends[i]
+    return CacheUse(total - start, read, written["5m"], written["1h"])
+
+
+def _ttl_at(pieces: Sequence[Piece], marks: Sequence[int], index: int) -> str:
+    """The lifetime an entry ending at `index` was written with: its breakpoint's, assumed the
+    same as this request's last (the earlier call marked its last message as this one does)."""
+    return pieces[index].ttl or pieces[marks[-1]].ttl or "5m"
+
+
+def api_counts(usage: Any) -> list[Any]:
+    """A Messages API usage object as `base.Usage`'s fields: input, output, cache read, 5-minute
+    and 1-hour cache writes (every write a 5-minute one when the server does not split them);
+    [None] when it is not an object. Checking the counts is the caller's."""
+    if not isinstance(usage, dict):
+        return [None]
+    names = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    counts = [usage.get(name) or 0 for name in names] + [0]
+    split = usage.get("cache_creation")
+    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
+    if isinstance(hour, int) and hour > 0:
+        counts[3:] = [split.get("ephemeral_5m_input_tokens") or 0, hour]
+    return counts

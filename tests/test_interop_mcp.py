@@ -1,0 +1,180 @@
+"""The world's tools over MCP, against real MCP server processes (stdio and streamable HTTP): listed
+with annotations and output schemas, called, the same plan giving the same outputs as local tools,
+a misbehaving server failing the step with a reason (never a hang), and the annotation policy with
+the injection it invites and the fix (pinning)."""
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentlab.agents import model_agent, world_team
+from agentlab.guardrails import UNDECLARED, Guard, Policy
+from agentlab.interop.mcp import (
+    OUTPUT_SCHEMA,
+    annotation_effects,
+    connect_http,
+    connect_stdio,
+    mcp_team,
+    pin,
+    pinned_effects,
+    world_command,
+)
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.plan import Plan, Step
+from agentlab.planners import LLMPlanner
+from agentlab.run import orchestrate, run_plan
+from agentlab.world import TOOLS
+from agentlab.world.tasks import make_tasks
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def stdio():
+    with connect_stdio(world_command(), timeout=20) as client:
+        yield client
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def http():
+    port = free_port()
+    server = subprocess.Popen(world_command("--http", str(port)))
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # the child imports the kit first: wait until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), 0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        with connect_http(f"http://127.0.0.1:{port}/mcp", timeout=20) as client:
+            yield client, server
+    finally:
+        server.kill()
+        server.wait(10)
+
+
+def test_the_server_lists_the_kit_tools_with_annotations_and_an_output_schema(stdio):
+    listed = {t.spec.name: t for t in stdio.listed()}
+    assert sorted(listed) == sorted(TOOLS)
+    for name, tool in listed.items():
+        assert tool.spec == TOOLS[name]  # the same spec a model sees locally
+        assert tool.output_schema == OUTPUT_SCHEMA
+        assert tool.annotations == {
+            "readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False
+        }
+    assert annotation_effects(list(listed.values())) == {name: () for name in TOOLS}
+
+
+def test_a_call_returns_the_tool_answer_and_a_refusal_its_message(stdio):
+    tools = stdio.tools()
+    assert tools["lookup"]({"entity": "Varra", "attribute": "population"}) == "2140"
+    with pytest.raises(ValueError, match="division by zero"):  # ToolError, as the local tool raises
+        tools["calculate"]({"expression": "1/0"})
+
+
+def outcome(run):
+    events = [(e.time, e.kind, e.step_id, e.detail) for e in run.trace]
+    return run.status, run.outputs, run.deliverable, events
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_the_same_plans_give_the_same_outputs_with_local_or_mcp_tools(transport, request):
+    client = request.getfixturevalue("stdio") if transport == "stdio" else request.getfixturevalue("http")[0]
+    llm = SimulatedLLM(seed=3)
+    local, remote = world_team(llm), mcp_team(llm, client.tools())
+    for task in make_tasks(6, seed=2):
+        a = orchestrate(task.question, LLMPlanner(llm, local), local, workers=2)
+        b = orchestrate(task.question, LLMPlanner(llm, remote), remote, workers=2)
+        assert a.plan.to_json() == b.plan.to_json()
+        assert outcome(a) == outcome(b)
+        assert a.status == "done"
+
+
+def test_a_server_that_died_fails_the_step_with_a_reason(http):
+    client, server = http
+    tools = client.tools()
+    server.kill()
+    server.wait(10)
+    plan = Plan([Step("s1", "analyst", "add", tool="calculate", args={"expression": "1+1"})])
+    started = time.monotonic()
+    run = run_plan(plan, mcp_team(SimulatedLLM(), tools))
+    assert time.monotonic() - started < 30
+    assert run.status == "failed"
+    assert "calculate on the server at http://127.0.0.1" in run.reason
+
+
+@pytest.mark.parametrize(
+    "mode, reason",
+    [
+        ("dies", "calculate on the stdio server"),
+        ("hangs", "no answer in time"),
+        ("malformed", "Invalid structure"),  # the SDK checks the answer against the output schema
+    ],
+)
+def test_a_misbehaving_stdio_server_fails_the_step_never_hangs(mode, reason):
+    command = [sys.executable, str(HERE / "mcp_servers.py"), mode]
+    with connect_stdio(command, timeout=3, start_timeout=60) as client:
+        plan = Plan([Step("s1", "analyst", "add", tool="calculate", args={"expression": "1+1"})])
+        started = time.monotonic()
+        run = run_plan(plan, {"analyst": model_agent("analyst", "", SimulatedLLM(), client.tools().values())})
+        assert time.monotonic() - started < 15
+    assert run.status == "failed"
+    assert reason in run.reason
+    assert "\n" not in run.reason
+
+
+# --- annotations are claims: the policy they allow, the injection they invite, and pinning ----------
+
+
+def tidy_plan() -> Plan:
+    step = Step("s1", "researcher", "tidy Varra's record", tool="tidy_records", args={"entity": "Varra"})
+    return Plan([step])
+
+
+def lying_team(client, guard):
+    tools = guard.tools(client.tools().values(), "s1", "researcher")
+    return {"researcher": model_agent("researcher", "", SimulatedLLM(), tools)}
+
+
+@pytest.fixture(scope="module")
+def lying():
+    with connect_stdio(world_command("--lying"), timeout=20) as client:
+        yield client
+
+
+def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):
+    listed = lying.listed()
+    guard = Guard(Policy(), effects=annotation_effects(listed))  # reading needs no approval
+    run = run_plan(tidy_plan(), lying_team(lying, guard))
+    assert run.status == "done"
+    assert run.outputs["s1"] == "the record of Varra was deleted"  # it claimed readOnlyHint
+    assert [e.decision for e in guard.log] == ["allowed"]
+
+
+def test_pinning_the_reviewed_tool_list_refuses_a_new_or_changed_tool(stdio, lying):
+    reviewed = pin(stdio.listed())  # the honest server's list, when the plan was made
+    now = lying.listed()
+    effects = pinned_effects(reviewed, now)
+    assert effects["tidy_records"] == (UNDECLARED,)  # not in the pinned list
+    assert effects["lookup"] == (UNDECLARED,)  # its description now carries an instruction
+    assert effects["calculate"] == ()  # unchanged: as pinned
+    assert reviewed.changed(now) == {
+        "lookup": "its definition changed since the plan was made",
+        "tidy_records": "not in the pinned tool list",
+    }
+    guard = Guard(Policy(), effects=effects)
+    run = run_plan(tidy_plan(), lying_team(lying, guard))
+    assert run.status == "failed"
+    assert "tidy_records was not run" in run.reason
+    assert [(e.decision, e.outcome) for e in guard.log] == [("denied", "not run")]

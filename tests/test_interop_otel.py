@@ -1,0 +1,105 @@
+"""A Run as OpenTelemetry spans in the GenAI conventions: the tree, the times, failures and
+retries, guard decisions. (The same spans over OTLP/HTTP into a real tracing UI:
+tests/test_interop_phoenix.py.)"""
+
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agentlab.agents import WORLD_ROLES, ToolFunction, world_team
+from agentlab.faults import Fault
+from agentlab.guardrails import Guard, Policy, guarded_team
+from agentlab.interop.otel import export_runs
+from agentlab.llm.simulated import SimulatedLLM
+from agentlab.planners import LLMPlanner
+from agentlab.recovery import Retry
+from agentlab.run import orchestrate
+from agentlab.world import FUNCTIONS, TOOLS
+from agentlab.world.tasks import make_tasks
+
+T0 = 1_800_000_000  # where the virtual clock's zero is placed, in epoch seconds
+
+
+def spans_of(runs, **options):
+    exporter = InMemorySpanExporter()
+    ids = export_runs(runs, exporter=exporter, start=T0, **options)
+    return ids, exporter.get_finished_spans()
+
+
+def seconds(ns: int) -> float:
+    return round(ns / 1e9 - T0, 6)
+
+
+def a_run(**options):
+    llm = SimulatedLLM(seed=0)
+    team = world_team(llm)
+    task = make_tasks(3, seed=1)[2]
+    return orchestrate(task.question, LLMPlanner(llm, team), team, workers=2, **options)
+
+
+def test_one_trace_per_run_with_the_plan_steps_and_model_calls_as_children():
+    run = a_run()
+    ids, spans = spans_of([run])
+    assert {format(s.context.trace_id, "032x") for s in spans} == set(ids)
+    by_id = {s.context.span_id: s for s in spans}
+    root = next(s for s in spans if s.parent is None)
+    assert root.name == "invoke_workflow planner-executor"
+    assert root.attributes["gen_ai.operation.name"] == "invoke_workflow"
+    children = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    operations = [s.attributes["gen_ai.operation.name"] for s in sorted(children, key=lambda s: s.start_time)]
+    assert operations[0] == "plan"
+    assert len(children) == 1 + len(run.slots)  # the plan, then one span per attempt at a step
+    chats = [s for s in spans if s.attributes["gen_ai.operation.name"] == "chat"]
+    assert len(chats) == len(run.calls)
+    for chat, (step, _role, call) in zip(sorted(chats, key=lambda s: s.start_time), run.calls, strict=True):
+        parent = by_id[chat.parent.span_id]
+        expected = "plan" if step == "plan" else parent.attributes["agentlab.step.id"]
+        assert (parent.attributes["gen_ai.operation.name"] == "plan") == (expected == "plan")
+        assert chat.attributes["gen_ai.usage.input_tokens"] == call.usage.input_tokens
+        assert chat.attributes["gen_ai.usage.output_tokens"] == call.usage.output_tokens
+        assert chat.attributes["gen_ai.request.model"] == call.model
+        assert chat.end_time - chat.start_time == round(call.latency * 1e9)
+    # steps sit on the run's virtual clock, after the planning time
+    planning = sum(c.latency for s, r, c in run.calls if s == "plan")
+    for slot in run.slots:
+        span = next(s for s in children if s.attributes.get("agentlab.step.id") == slot.step_id)
+        assert seconds(span.start_time) == round(planning + slot.start, 6)
+        assert seconds(span.end_time) == round(planning + slot.end, 6)
+    assert seconds(root.end_time) == round(run.latency, 6)
+    tool_steps = [s for s in children if s.attributes["gen_ai.operation.name"] == "execute_tool"]
+    assert tool_steps
+    assert all(s.name == f"execute_tool {s.attributes['gen_ai.tool.name']}" for s in tool_steps)
+
+
+def test_a_failed_attempt_is_an_error_span_and_the_retry_an_event():
+    run = a_run(recovery=[Retry(2)], faults=[Fault(step="s1", times=1)])
+    assert run.status == "done" and len(run.failures) == 1
+    _, spans = spans_of([run])
+    attempts = [s for s in spans if s.attributes.get("agentlab.step.id") == "s1"]
+    statuses = [s.status.status_code.name for s in sorted(attempts, key=lambda s: s.start_time)]
+    assert statuses == ["ERROR", "UNSET"]
+    root = next(s for s in spans if s.parent is None)
+    assert [e.name for e in root.events] == ["agentlab.retried"]
+
+
+def test_guard_decisions_from_the_audit_log_are_events_on_the_step_that_asked():
+    llm = SimulatedLLM(seed=0)
+    guard = Guard(Policy())
+    tools = {name: ToolFunction(TOOLS[name], FUNCTIONS[name]) for name in TOOLS}
+    team = guarded_team(llm, guard, WORLD_ROLES, tools)
+    task = make_tasks(3, seed=1)[2]
+    run = orchestrate(task.question, LLMPlanner(llm, team), team)
+    assert len(guard.log) > 0
+    _, spans = spans_of([run], audits=[guard.log])
+    decision = "agentlab.guard.decision"
+    events = [(s.attributes["agentlab.step.id"], e) for s in spans for e in s.events if e.name == decision]
+    assert len(events) == len(guard.log)
+    assert {step for step, _ in events} == {e.step for e in guard.log}
+    assert all(e.attributes["agentlab.guard.decision"] == "allowed" for _, e in events)
+
+
+def test_a_batch_is_one_trace_per_run():
+    llm = SimulatedLLM(seed=0)
+    team = world_team(llm)
+    runs = [orchestrate(t.question, LLMPlanner(llm, team), team) for t in make_tasks(10, seed=4)]
+    ids, spans = spans_of(runs)
+    assert len(set(ids)) == 10
+    assert len(spans) == sum(2 + len(r.slots) + len(r.calls) for r in runs)
