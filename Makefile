@@ -8,6 +8,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+PHOENIX_VENV := .venv-phoenix
+PHOENIX_STAMP := $(PHOENIX_VENV)/.installed
 # Notebooks checked by nbval: every course notebook, and the solutions once there are some.
 NOTEBOOKS := notebooks $(wildcard solutions/*.ipynb)
 LAB_ARGS ?=
@@ -18,7 +20,7 @@ START := notebooks/00_start_here.ipynb
 # JupyterLab's settings overrides for this .venv: never ask a learner about Jupyter news.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 
-.PHONY: lab test setup setup-test lint notebooks clean
+.PHONY: lab test setup setup-test setup-phoenix lint notebooks clean
 
 setup: $(STAMP)
 
@@ -28,11 +30,20 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e .
 	touch $(STAMP)
 
-setup-test: $(TEST_STAMP)
+setup-test: $(TEST_STAMP) $(PHOENIX_STAMP)
 
 $(TEST_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,trace,mcp,nbgrader]'
 	touch $(TEST_STAMP)
+
+# Arize Phoenix, the tracing UI the OpenTelemetry export is tested against, lives in a venv of its
+# own: it requires anthropic<2, the kit anthropic>=2. A class runs it the same way (see docs/teaching.md).
+setup-phoenix: $(PHOENIX_STAMP)
+
+$(PHOENIX_STAMP):
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install --quiet 'arize-phoenix>=12'
+	touch $(PHOENIX_STAMP)
 
 $(LAB_SETTINGS): Makefile | $(STAMP)
 	mkdir -p $(@D)
@@ -63,4 +74,4 @@ notebooks: setup
 		--ClearMetadataPreprocessor.preserve_cell_metadata_mask=tags $(NB)
 
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(PHOENIX_VENV)

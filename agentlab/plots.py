@@ -143,16 +143,31 @@ def cost_quality(
     return ax
 
 
+LABEL_PLACES = (((4, -10), "left"), ((4, 5), "left"), ((-4, -12), "right"), ((-4, 5), "right"))
+
+
 def _label(ax: Axes, points: Sequence[tuple[float, float, str]]) -> None:
-    """Write each point's label beside it, small, so a curve of routers says which is which (to the
-    left of the rightmost point, so that it stays inside the picture)."""
-    right = max((x for x, _, _ in points), default=0.0)
+    """Write each point's label beside it, small, so a curve of routers says which is which: below
+    and to the right if there is room, else in the first of the other three corners where it
+    overlaps no label already written and stays inside the axes."""
+    renderer = ax.figure.canvas.get_renderer()
+    taken: list = []
     for x, y, text in points:
-        leftwards = len(points) > 1 and x == right
-        offset, align = ((-4, -12), "right") if leftwards else ((4, -10), "left")
-        ax.annotate(
-            text, (x, y), xytext=offset, textcoords="offset points", fontsize=7, color="#555555", ha=align
-        )
+        for offset, align in LABEL_PLACES:
+            note = ax.annotate(
+                text, (x, y), xytext=offset, textcoords="offset points", fontsize=7, color="#555555", ha=align
+            )
+            box = note.get_window_extent(renderer)
+            inside = ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1 and ax.bbox.y0 <= box.y0
+            if inside and not any(box.overlaps(other) for other in taken):
+                break
+            note.remove()
+        else:
+            note = ax.annotate(
+                text, (x, y), xytext=(4, -10), textcoords="offset points", fontsize=7, color="#555555"
+            )
+            box = note.get_window_extent(renderer)
+        taken.append(box)
 
 
 def accuracy_by_steps(

@@ -1,7 +1,7 @@
 """Streaming the plan against waiting for it: time to the first step's start and total latency.
 
-Run it with `.venv/bin/python benchmarks/streaming_latency.py [pace]` (about a minute at the
-default pace 0.1). It is a script, not a test: wall-clock times depend on the machine.
+Run it with `.venv/bin/python benchmarks/streaming_latency.py [pace]` (about three minutes at
+the default pace 0.5). It is a script, not a test: wall-clock times depend on the machine.
 
 Plans of 4 to 16 steps (fan-outs of 2 to 8 lookups, chains of 3 to 15 hops), written by the
 simulator's large model (sim-large: 1.2 s before the first token, then 40 tokens a second),
@@ -26,7 +26,7 @@ from agentlab.llm.anthropic import AnthropicLLM
 from agentlab.llm.serve import start_server
 from agentlab.planners import LLMPlanner
 from agentlab.run import orchestrate
-from agentlab.streaming import StreamingPlanner, orchestrate_streaming
+from agentlab.streaming import StreamingPlanner, orchestrate_streaming, text_stream
 
 
 def tasks() -> list[world.Task]:
@@ -67,11 +67,12 @@ def report(title: str, rows: list[tuple]) -> None:
 
 
 if __name__ == "__main__":
-    pace = float(sys.argv[1]) if len(sys.argv) > 1 else 0.1
+    pace = float(sys.argv[1]) if len(sys.argv) > 1 else 0.5
     report("virtual clock, tools 1 s", measure(SimulatedLLM(seed=0), "virtual", 1.0))
     report("virtual clock, tools 0.1 s", measure(SimulatedLLM(seed=0), "virtual", 0.1))
     with start_server(pace=pace) as server:
         claude_path = AnthropicLLM(base_url=server.url, api_key="any", max_retries=0)  # opus, haiku
         claude_path.complete(system="", messages=[{"role": "user", "content": "hi"}])  # the SDK's setup
+        list(text_stream(claude_path, system="", messages=[{"role": "user", "content": "hi"}], max_tokens=50))
         report(f"real clock against agentlab serve at pace {pace:g} (in modelled seconds: wall / pace)",
                measure(claude_path, "real", 0.1, scale=pace))

@@ -47,6 +47,8 @@ LOCAL = urllib.request.build_opener(
 EDITOR_CELL = "from agentlab.widgets import PlanEditor\n\neditor = PlanEditor(workers=2)\neditor"
 KIT = Path(__file__).resolve().parents[1]
 EXERCISE = KIT / "exercises" / "06_error_propagation.ipynb"
+STUBS = KIT / "exercises" / "01_stub_planner_and_executors.ipynb"  # its answers were once in its check cells
+LESSON = KIT / "notebooks" / "00_start_here.ipynb"
 
 
 def require_chromium() -> None:
@@ -78,7 +80,8 @@ def lab(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
     write_notebook(root / "editor.ipynb", EDITOR_CELL)
-    shutil.copy(EXERCISE, root / EXERCISE.name)  # as a learner gets it from exercises/
+    for notebook in (EXERCISE, STUBS, LESSON):
+        shutil.copy(notebook, root / notebook.name)  # as a learner gets it from the kit
     settings = tmp_path / "user-settings"
     quiet(settings)
     port = free_port()
@@ -261,3 +264,65 @@ def test_a_learner_runs_an_exercise_top_to_bottom_then_solves_one_and_sees_it_pa
             expect(outputs.filter(has_text="not written yet")).to_have_count(checks - 1)
         finally:
             browser.close()
+
+
+def open_notebook(page, lab: str, name: str) -> None:
+    page.goto(f"{lab}/lab/tree/{name}")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
+
+
+def test_run_all_on_an_untouched_exercise_gives_every_check_a_verdict_and_one_error_line(lab):
+    """Every check cell says "not written yet" (none stops before its check), and the error under
+    it is one line, not the checker's traceback."""
+    import nbformat
+    from playwright.sync_api import expect, sync_playwright
+
+    cells = nbformat.read(STUBS, as_version=4).cells
+    checks = sum("check(" in c.source for c in cells if c.cell_type == "code")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            expect.set_options(timeout=TIMEOUT_MS)
+            open_notebook(page, lab, STUBS.name)
+            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+            outputs = page.locator(".jp-OutputArea-output")
+            expect(outputs.filter(has_text="not written yet")).to_have_count(checks)
+            page.wait_for_function(
+                "!window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+                " || window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'"
+            )
+            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+            texts = [t for t in errors.all_inner_texts() if "Error" in t]
+            assert len(texts) >= checks
+            long = [t for t in texts if len(t.strip().splitlines()) > 3]
+            assert not long, f"tracebacks longer than three lines: {long[0][:600]}"
+        finally:
+            browser.close()
+
+
+def test_opening_and_closing_a_lesson_leaves_it_unmodified(lab, tmp_path):
+    """The stored kernelspec is what the installed kernel writes, so the lesson is not marked
+    modified when its kernel starts, closing it asks nothing, and the file on disk is unchanged."""
+    from playwright.sync_api import expect, sync_playwright
+
+    path = tmp_path / "root" / LESSON.name  # the copy the lab fixture serves
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.set_default_timeout(TIMEOUT_MS)
+            expect.set_options(timeout=TIMEOUT_MS)
+            open_notebook(page, lab, LESSON.name)
+            page.wait_for_timeout(1500)  # the kernel's info reply has arrived and been applied
+            dirty = page.evaluate("window.jupyterapp.shell.currentWidget.context.model.dirty")
+            assert dirty is False, "JupyterLab marked the lesson modified just by opening it"
+            page.evaluate("window.jupyterapp.shell.currentWidget.close()")  # as the tab's x does
+            page.wait_for_timeout(500)
+            expect(page.locator(".jp-Dialog")).to_have_count(0)  # no "save your changes?" prompt
+            expect(page.locator(".jp-NotebookPanel")).to_have_count(0)
+        finally:
+            browser.close()
+    assert path.read_bytes() == LESSON.read_bytes()

@@ -1,5 +1,5 @@
 """The check framework: pass, fail with a hint, stop on a stub, write down what happened for the
-grader; and, across all 32 checks, what their lines may say and what their modules may export."""
+grader; and, across all 34 checks, what their lines may say and what their modules may export."""
 
 import ast
 import importlib
@@ -134,12 +134,12 @@ def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, t
 def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
     assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
     assert exercises_of("10") == ["10.speedup", "10.break-even", "10.travel"]
-    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 32
+    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 34
     with pytest.raises(KeyError, match="no exercise notebook '11'"):
         exercises_of("11")
 
 
-# --- what the checks say, across all 32 --------------------------------------------------------
+# --- what the checks say, across all 34 --------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in order; or a value and its cell)
@@ -147,6 +147,7 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "01.sentinel": ("01_stub_planner_and_executors", "run_with_reroute"),
     "01.hierarchy": ("01_stub_planner_and_executors", "run_hierarchy"),
     "01.when-hierarchy": ("01_stub_planner_and_executors", "=when", 'check("01.when-hierarchy"'),
+    "01.reconcile": ("01_stub_planner_and_executors", "majority"),
     "02.critical-path": ("02_plans_are_dags", "longest_chain"),
     "02.makespan": ("02_plans_are_dags", "finish_time"),
     "02.longest-first": ("02_plans_are_dags", "longest_chain_first"),
@@ -156,6 +157,7 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "04.total-check": ("04_monitor_and_replan", "total_covers_its_parts"),
     "04.retry-then-reroute": ("04_monitor_and_replan", "attempt_with_recovery"),
     "04.installments": ("04_monitor_and_replan", "run_in_installments"),
+    "04.message-key": ("04_monitor_and_replan", "message_key"),
     "05.team-calls": ("05_hierarchical_teams", "predict_calls"),
     "05.rollup": ("05_hierarchical_teams", "tokens_by_level"),
     "05.shape": ("05_hierarchical_teams", "choose_shape"),

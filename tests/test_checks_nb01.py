@@ -36,9 +36,10 @@ def test_concerns_passes_on_the_model_answer(solution, capsys):
     assert "All 2 checks passed." in capsys.readouterr().out
 
 
-def test_concerns_stub_stops_before_its_check(exercise):
+def test_concerns_left_as_shipped_gets_its_verdict(exercise, capsys):
     with pytest.raises(NotImplementedError):
         exec(exercise_cell('check("01.concerns"'), dict(exercise))
+    assert "not written yet" in capsys.readouterr().out  # the check ran: the `...` are still there
 
 
 def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms_avoid_everything(capsys):
@@ -293,9 +294,17 @@ def test_when_hierarchy_passes_on_the_model_answer(solution, capsys):
     assert "The check passed." in capsys.readouterr().out
 
 
-def test_when_hierarchy_stub_stops_before_its_check(exercise):
+def test_when_hierarchy_left_as_shipped_gets_its_verdict(exercise, capsys):
     with pytest.raises(NotImplementedError):
         exec(exercise_cell('check("01.when-hierarchy"'), dict(exercise))
+    assert "not written yet" in capsys.readouterr().out
+
+
+def test_a_half_filled_answer_is_not_written_yet_and_tells_nothing(capsys):
+    with pytest.raises(NotImplementedError):
+        check("01.when-hierarchy", {"p": "flat", "q": ..., "r": "flat", "s": ...})
+    out = capsys.readouterr().out
+    assert "not written yet" in out and "✗" not in out and "✓" not in out
 
 
 def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
@@ -317,3 +326,75 @@ def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
 )
 def test_when_hierarchy_catches_other_wrong_choices(answer, line, capsys):
     notebook_code.caught(capsys, "01.when-hierarchy", answer, line)
+
+
+# --- 01.reconcile ---------------------------------------------------------------------------------
+
+
+def test_reconcile_passes_on_the_solution(solution, capsys):
+    check("01.reconcile", solution["majority"])
+    assert "All 6 checks passed." in capsys.readouterr().out
+
+
+def test_reconcile_stub_gets_its_verdict(exercise, capsys):
+    with pytest.raises(NotImplementedError):
+        check("01.reconcile", exercise["majority"])
+    assert "not written yet" in capsys.readouterr().out
+
+
+def test_the_lessons_rule_is_not_a_majority(capsys):
+    from agentlab.synthesis import newest_wins
+
+    notebook_code.caught(capsys, "01.reconcile", newest_wins, "✗ two older sources outvote one newer")
+
+
+def first_worker_wins(findings):
+    """Takes the first step's value for every claim and cites only it: a synthesizer that never reads on."""
+    from agentlab.synthesis import Resolved
+
+    seen = {}
+    for step_id, found in findings.items():
+        for f in found:
+            seen.setdefault(f.claim, Resolved(f.claim, f.value, (step_id,), "first"))
+    return list(seen.values())
+
+
+def majority_citing_everyone(solution):
+    """The right values, but every step cited, dissenters too: the citations no longer say who said it."""
+    from dataclasses import replace
+
+    def answer(findings):
+        spoke = {}
+        for step_id, found in findings.items():
+            for f in found:
+                spoke.setdefault(f.claim, []).append(step_id)
+        return [replace(r, cited=tuple(spoke[r.claim])) for r in solution["majority"](findings)]
+
+    return answer
+
+
+def majority_never_open(solution):
+    """Breaks a full tie by taking the first value instead of leaving the question open."""
+    from dataclasses import replace
+
+    def answer(findings):
+        out = []
+        for r in solution["majority"](findings):
+            if r.value is None:
+                first = next(f for s in r.cited for f in findings[s] if f.claim == r.claim)
+                r = replace(r, value=first.value, cited=(r.cited[0],))
+            out.append(r)
+        return out
+
+    return answer
+
+
+def test_reconcile_catches_the_first_worker_winning(capsys):
+    notebook_code.caught(capsys, "01.reconcile", first_worker_wins, "✗ the first worker is outvoted")
+
+
+def test_reconcile_catches_citations_of_dissenters_and_a_tie_decided_by_order(solution, capsys):
+    notebook_code.caught(capsys, "01.reconcile", majority_citing_everyone(solution), "✗ two older sources")
+    notebook_code.caught(
+        capsys, "01.reconcile", majority_never_open(solution), "✗ a tie in votes and in date stays open"
+    )

@@ -321,3 +321,35 @@ def test_installments_catch_an_error_without_its_bound_and_payments_after_a_fail
     failed = notebook_code.caught(capsys, "04.installments", installments_with(**mistake), line)
     if "message" in mistake:
         assert len(failed) == 2  # both bounds: "2" or "20" somewhere in the message is not enough
+
+
+# --- 04.message-key -------------------------------------------------------------------------------
+
+
+def test_message_key_passes_on_the_solution(solution, capsys):
+    check("04.message-key", solution["message_key"])
+    assert "All 6 checks passed." in capsys.readouterr().out
+
+
+def test_message_key_stub_gets_its_verdict(exercise, capsys):
+    with pytest.raises(NotImplementedError):
+        check("04.message-key", exercise["message_key"])
+    assert "not written yet" in capsys.readouterr().out
+
+
+COUNTER = iter(range(10**6))
+
+
+@pytest.mark.parametrize(
+    "key, line",
+    [
+        (lambda task, step, to: f"{task}|{step.instruction}|{to}", "✗ a retry after a lost reply"),
+        (lambda task, step, to: f"{task}|{step.id}", "✗ two recipients, retried: one message each"),
+        (lambda task, step, to: f"{step.id}|{to}", "✗ two tasks through the same outbox"),
+        (lambda task, step, to: f"{task}|{to}", "✗ two steps that each send to the same person"),
+        (lambda task, step, to: str(next(COUNTER)), "✗ the same task run again after a crash"),
+    ],
+    ids=["the instruction (a retry's note changes it)", "no recipient", "no task", "no step", "a counter"],
+)
+def test_message_key_catches_a_key_that_changes_between_attempts_or_names_too_little(key, line, capsys):
+    notebook_code.caught(capsys, "04.message-key", key, line)

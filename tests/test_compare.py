@@ -17,7 +17,7 @@ from agentlab.compare import (
     sweep,
 )
 from agentlab.llm import Completion, SimulatedLLM, Usage, cost, usage_report
-from agentlab.routing import ROUTELLM_GSM8K, RoutePoint, random_router
+from agentlab.routing import ROUTELLM_GSM8K, PairCounts, RoutePoint, random_router
 
 TASKS = world.make_tasks(20, seed=3)
 
@@ -297,3 +297,29 @@ def test_the_context_plot_extends_the_fitted_line_until_it_passes_the_limit(head
     assert list(limit.get_ydata()) == [10_000, 10_000]
     assert extended.get_xdata()[0] == 3 and extended.get_ydata()[-1] >= 10_000  # drawn on to the limit
     assert ax.get_title() == "The largest context one call reads"
+
+
+def test_router_labels_never_overlap_and_stay_inside_the_plot(headless):
+    """Notebook 07's measured routers: 'steps >= 2' sat on 'all strong', and 'all weak' fell off the axes."""
+    points = [
+        RoutePoint("all weak", 0.0, 0.0, 0.73, 0.001),
+        RoutePoint("steps >= 5", 0.105, 0.12, 0.755, 0.002),
+        RoutePoint("steps >= 4", 0.36, 0.45, 0.855, 0.003),
+        RoutePoint("steps >= 3", 0.655, 0.77, 0.895, 0.005),
+        RoutePoint("steps >= 2", 0.8, 0.85, 0.91, 0.006),
+        RoutePoint("all strong", 1.0, 1.0, 0.905, 0.007),
+    ]
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4), layout="constrained")
+    plots.router_curves(ROUTELLM_GSM8K, title="published", ax=left)
+    ax = plots.router_curves(PairCounts(both=130, only_strong=50, only_weak=13, neither=7), points, ax=right)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = {t.get_text(): t.get_window_extent(renderer) for t in ax.texts}
+    assert set(boxes) == {p.label for p in points}
+    clashes = [(a, b) for a in boxes for b in boxes if a < b and boxes[a].overlaps(boxes[b])]
+    assert not clashes, clashes
+    outside = [n for n, box in boxes.items() if not ax.bbox.contains(box.x0, box.y0) or box.x1 > ax.bbox.x1]
+    assert not outside, outside
+    plt.close(fig)

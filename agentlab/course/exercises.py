@@ -4,7 +4,9 @@ A solution notebook in `solutions/` marks what the learner has to write:
 
 - in a code cell, the lines between `# BEGIN SOLUTION` and `# END SOLUTION` become a
   `raise NotImplementedError(...)` at the same indentation (inside a function, the
-  function still defines; called, it raises);
+  function still defines; called, it raises); a region that holds lines `# STUB ...`
+  becomes those lines instead, uncommented: a value to fill in, such as
+  `choice = {"A": ..., "B": ...}`, whose `...` tell `check` it is not written yet;
 - in a markdown cell, the text between `<!-- BEGIN SOLUTION -->` and
   `<!-- END SOLUTION -->` (a model answer, a rubric) becomes a prompt to write one's own;
 - a cell tagged `solution-only` is left out altogether.
@@ -16,7 +18,9 @@ names its exercises in its metadata (`{"agentlab": {"checks": [...]}}`): the gra
 that to say which exercise a cell's error belongs to, never to decide what passed.
 
 Everything else is kept as it is. Outputs and execution counts are dropped: a learner
-runs the exercise. `agentlab course build` writes `exercises/` from `solutions/`;
+runs the exercise. The kernelspec is the one the installed kernel writes (`KERNELSPEC`), so
+JupyterLab does not mark a notebook modified the moment its kernel starts.
+`agentlab course build` writes `exercises/` from `solutions/`;
 `agentlab course check` fails when a committed exercise differs from what build writes.
 Grading lives in `grading.py`.
 """
@@ -33,6 +37,7 @@ if TYPE_CHECKING:  # nbformat is imported where a notebook is written: the grade
 from agentlab.course.checks import STUB_MESSAGE
 
 BEGIN_CODE, END_CODE = "# BEGIN SOLUTION", "# END SOLUTION"
+TEMPLATE = "# STUB "  # inside a region: a line the exercise keeps, uncommented, instead of the raise
 MARKDOWN_REGION = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->", re.DOTALL)
 STUB = f'raise NotImplementedError("{STUB_MESSAGE}")'
 YOUR_ANSWER = "*Write your answer here.*"
@@ -40,6 +45,8 @@ SOLUTION_ONLY = "solution-only"
 RAISES = "raises-exception"  # Jupyter's tag for "this cell may raise; run on past it"
 METADATA = "agentlab"  # a check cell's metadata names its exercises; Jupyter keeps it as the cell is edited
 CHECK_CALL = re.compile(r"""check\(\s*["']([\w.-]+)["']""")
+# What the installed ipykernel writes; a notebook that stores anything else is marked modified on open.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 class CourseError(ValueError):
@@ -55,13 +62,15 @@ def exercise_code(source: str, where: str = "a code cell") -> str:
         if marker == BEGIN_CODE:
             if inside:
                 raise CourseError(f"{where}: '{BEGIN_CODE}' inside another solution region")
-            inside = True
+            inside, template = True, []
             indent = line[: len(line) - len(line.lstrip())]
-            out.append(f"{indent}{STUB}")
         elif marker == END_CODE:
             if not inside:
                 raise CourseError(f"{where}: '{END_CODE}' without a '{BEGIN_CODE}'")
             inside = False
+            out += template or [f"{indent}{STUB}"]
+        elif inside and marker.startswith(TEMPLATE):
+            template.append(line.replace(TEMPLATE, "", 1))
         elif not inside:
             out.append(line)
     if inside:
@@ -78,6 +87,7 @@ def build_exercise(solution: nbformat.NotebookNode, name: str = "notebook") -> n
     import nbformat
 
     metadata = {k: v for k, v in solution.metadata.items() if k != "widgets"}  # no stored widget state
+    metadata["kernelspec"] = dict(KERNELSPEC)
     exercise = nbformat.v4.new_notebook(metadata=metadata)
     for i, cell in enumerate(solution.cells):
         tags = list(cell.get("metadata", {}).get("tags", []))

@@ -5,8 +5,9 @@
 
 runs the learner's answer (a function, or a value) against hidden cases, prints
 each case as passed or failed, and on failure raises `CheckFailed` with a hint.
-An answer that is still the exercise's stub raises `NotImplementedError`, so an
-untouched exercise notebook stops exactly where the learner's work begins.
+An answer that is still the exercise's stub (a function that raises it, or a value still
+holding the `...` to fill in) raises `NotImplementedError` after the line "not written yet",
+so every check cell of an untouched exercise notebook says where the learner's work begins.
 
 Each notebook's checks live in `checks/nbNN.py` and register themselves with
 `@exercise(...)`: a check is a generator that yields one `Case` per hidden case.
@@ -162,6 +163,8 @@ def check(exercise_id: str, answer: Any) -> None:
     passed = failed = 0
     first = ""  # the first failing line, for the grader's report
     try:
+        if _unwritten(answer):
+            raise NotImplementedError(STUB_MESSAGE)
         for case in ex.cases(answer):
             mark = "✓" if case.passed else "✗"
             line = case.what + (f": {case.detail}" if case.detail and not case.passed else "")
@@ -186,6 +189,17 @@ def check(exercise_id: str, answer: Any) -> None:
         raise CheckFailed(f"{failed} of {passed + failed} checks failed. Hint: {ex.hint}")
     _record(ex.id, "end", status="passed", passed=passed, failed=0, detail="")
     print(f"All {passed} checks passed." if passed > 1 else "The check passed.")
+
+
+def _unwritten(answer: Any) -> bool:
+    """Whether an answer still holds the exercise's `...` placeholders (`{"A": ..., "B": ...}`)."""
+    if answer is Ellipsis:
+        return True
+    if isinstance(answer, dict):
+        return any(_unwritten(v) for v in answer.values())
+    if isinstance(answer, list | tuple | set | frozenset):
+        return any(_unwritten(v) for v in answer)
+    return False
 
 
 def _name(error: BaseException) -> str:

@@ -369,3 +369,106 @@ def when_hierarchy(answer: Any) -> Iterator[Case]:
         yield Case("every situation is answered 'flat' or 'hierarchy'", False, f"got {odd}")
     right = sum(answer.get(k) == v for k, v in _WHEN.items())
     yield Case("the four situations", right == len(_WHEN), f"{right} of {len(_WHEN)} right")
+
+
+# --- 01.reconcile -------------------------------------------------------------------------------
+
+
+def _majority(findings: Mapping[str, Any]) -> list[tuple[str, str | None, frozenset]]:
+    """(claim, value or None, cited steps) per claim, in the order the claims first appear."""
+    said: dict[str, list] = {}
+    for step_id, found in findings.items():
+        for f in found:
+            said.setdefault(f.claim, []).append((step_id, f))
+    out = []
+    for claim, pairs in said.items():
+        support = Counter(f.value for _, f in pairs)
+        top = max(support.values())
+        tied = {v for v, n in support.items() if n == top}
+        newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in tied}
+        latest = max(newest.values())
+        kept = [v for v in tied if newest[v] == latest]
+        value = kept[0] if len(kept) == 1 else None
+        cited = frozenset(s for s, f in pairs if value is None or f.value == value)
+        out.append((claim, value, cited))
+    return out
+
+
+def _findings_case(seed: int) -> dict[str, list]:
+    """Three to five workers reporting on three claims, with repeats, gaps and ties of date."""
+    import random
+
+    from agentlab.synthesis import Finding
+
+    rng = random.Random(seed)
+    steps = [f"s{i}" for i in range(1, rng.randint(3, 5) + 1)]
+    out: dict[str, list] = {s: [] for s in steps}
+    for claim in ("population of Tamsk", "governor of Solace", "area of Quillon"):
+        for s in steps:
+            if rng.random() < 0.85:
+                value = rng.choice(["410", "455", "Maren Holt", "Tobin Vale", "73"][: rng.randint(2, 3)])
+                out[s].append(Finding(claim, value, f"source {s}", rng.choice([1836, 1839, 1841])))
+    return out
+
+
+def _reconcile_fixed() -> list[tuple[str, dict[str, list]]]:
+    from agentlab.synthesis import Finding
+
+    def f(claim, value, year):
+        return Finding(claim, value, "a source", year)
+
+    c = "population of Tamsk"
+    return [
+        ("every worker agrees", {"s1": [f(c, "410", 1836)], "s2": [f(c, "410", 1841)]}),
+        (
+            "two older sources outvote one newer",
+            {"s1": [f(c, "410", 1836)], "s2": [f(c, "410", 1836)], "s3": [f(c, "455", 1841)]},
+        ),
+        (
+            "a tie in votes goes to the newer value",
+            {"s1": [f(c, "410", 1836)], "s2": [f(c, "455", 1841)]},
+        ),
+        (
+            "a tie in votes and in date stays open",
+            {"s1": [f(c, "410", 1841)], "s2": [f(c, "455", 1841)], "s3": []},
+        ),
+        (
+            "the first worker is outvoted",
+            {"s1": [f(c, "455", 1841)], "s2": [f(c, "410", 1839)], "s3": [f(c, "410", 1836)]},
+        ),
+    ]
+
+
+def _shape(result: Any) -> list[tuple[str, Any, frozenset]] | str:
+    """The learner's list of Resolved as (claim, value, cited steps); a message if it is not one."""
+    if not isinstance(result, list):
+        return f"returned {type(result).__name__}, not a list"
+    rows = []
+    for r in result:
+        if not all(hasattr(r, a) for a in ("claim", "value", "cited")):
+            return f"an item is a {type(r).__name__}, not a Resolved"
+        rows.append((r.claim, r.value, frozenset(r.cited)))
+    return rows
+
+
+@exercise(
+    "01.reconcile",
+    "A synthesizer that goes with the majority, and cites",
+    hint="count, for each claim, how many steps gave each value; only among the values with the most "
+    "votes does the date decide (the newest as_of of each value); a tie that the date cannot break "
+    "stays open (value None) and cites every step that spoke to the claim; a kept value cites exactly "
+    "the steps that gave it",
+)
+def reconcile(majority: Callable) -> Iterator[Case]:
+    cases = _reconcile_fixed() + [(f"hidden case {seed}", _findings_case(seed)) for seed in range(40)]
+    wrong = []
+    for what, findings in cases:
+        result, error = attempt(majority, findings)
+        got = error or _shape(result)
+        want = _majority(findings)
+        if what.startswith("hidden"):
+            if got != want:
+                wrong.append(what if isinstance(got, list) else f"{what}: {got}")
+            continue
+        yield Case(what, got == want, got if isinstance(got, str) else f"got {got}")
+    yield Case("40 generated cases (3-5 workers, 3 claims)", not wrong, f"{len(wrong)} wrong: {wrong[:3]}")

@@ -375,3 +375,70 @@ def installments(pay: Callable) -> Iterator[Case]:
             bool(error) and re.search(rf"(?<![\d.]){bound}(?![\d.])", message) is not None,
             error or f"no error: {[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
         )
+
+
+# --- 04.message-key -------------------------------------------------------------------------------
+
+_TASKS = ("Tell the governor the population of Varra.", "Tell the governor the area of Brindle.")
+
+
+def _sends(message_key: Callable, runs: list[tuple[str, Any, tuple[str, ...], int]]) -> tuple[Any, str]:
+    """Run each (task, plan, recipients, retries) with one shared outbox, every first reply lost;
+    return (the messages that went out, "") or (None, what went wrong)."""
+    from agentlab.effects import Outbox, notice_team
+    from agentlab.recovery import Retry
+    from agentlab.run import run_plan
+
+    outbox = Outbox()
+
+    def go():
+        for task, plan, to, retries in runs:
+            run = run_plan(plan, notice_team(outbox, task, message_key, to), task, recovery=[Retry(retries)])
+            if run.status != "done":
+                return f"a run ended {run.status!r}: {run.reason}"
+        return None
+
+    problem, error = attempt(go)
+    if error or problem:
+        return None, error or problem
+    return [(m["to"], m["text"]) for m in outbox.sent], ""
+
+
+def _two_notices():
+    from agentlab.effects import notice_plan
+    from agentlab.plan import Plan
+
+    plan = notice_plan()
+    return Plan([*plan.steps, Step("s3", "notifier", "Send the figure on again, later.", depends_on=("s1",))])
+
+
+@exercise(
+    "04.message-key",
+    "One message per effect, however often a step runs",
+    hint="the key must be the same for every attempt at the same message (a retry's note changes the "
+    "step's instruction; a new run starts the count again) and different for every different message "
+    "(another recipient, another step, another task)",
+)
+def message_key(key: Callable) -> Iterator[Case]:
+    from agentlab.effects import notice_plan
+
+    step, task = notice_plan()["s2"], _TASKS[0]
+    first, error = attempt(key, task, step, "Ines Marrow")
+    if error or not isinstance(first, str):
+        yield Case("a key is a string", False, error or f"got {type(first).__name__}")
+        return
+    one, gov, both = notice_plan(), ("Ines Marrow",), ("Ines Marrow", "Hesper Lusk")
+    checks = [
+        ("a retry after a lost reply: one message", [(task, one, gov, 1)], 1),
+        ("three tries: still one message", [(task, one, gov, 2)], 1),
+        ("two recipients, retried: one message each", [(task, one, both, 1)], 2),
+        ("two tasks through the same outbox: a message for each", [(t, one, gov, 1) for t in _TASKS], 2),
+        ("two steps that each send to the same person: both go out", [(task, _two_notices(), gov, 1)], 2),
+        ("the same task run again after a crash: nothing new goes out", [(task, one, gov, 1)] * 2, 1),
+    ]
+    for what, runs, want in checks:
+        sent, error = _sends(key, runs)
+        recipients = {to for _, _, to, _ in runs for to in to}
+        ok = not error and len(sent) == want and {to for to, _ in sent} == recipients
+        to_whom = ", ".join(f"{n} to {to}" for to, n in Counter(to for to, _ in sent or []).items())
+        yield Case(what, ok, error or f"{len(sent)} message(s) went out ({to_whom or 'none'})")
