@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
@@ -117,7 +117,7 @@ class Usage:
     cache_write_1h_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     @property
     def prompt_tokens(self) -> int:
