@@ -1,6 +1,7 @@
 # Two commands: `make lab` opens the course, `make test` runs the whole suite.
 # Both create .venv on first use and reinstall only when pyproject.toml changes. `make lab`
-# installs the kit and what a learner needs; `make test` adds the test tools (pytest, nbval, ruff,
+# installs the kit and what a learner needs (with the small [trace] and [mcp] extras that notebooks
+# 04 and 09 show); `make test` adds the test tools (pytest, nbval, ruff,
 # Playwright, ...).
 
 PYTHON ?= python3
@@ -27,7 +28,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[trace,mcp]'
 	touch $(STAMP)
 
 setup-test: $(TEST_STAMP) $(PHOENIX_STAMP)

@@ -1,26 +1,21 @@
 """A live plan editor: change a plan by hand and watch what follows from it.
 
-Each step is a row of fields: id, role, instruction, the ids it depends on,
-its duration on the virtual clock and its chance of success. Every change
-rebuilds the plan from the rows and validates it. A broken plan (a cycle, a
-dependency on a step that does not exist, a duplicate id) shows its
-`PlanError` as a message, the last valid plan's picture stays on screen, and
-nothing runs until the plan is fixed. For a valid plan the editor draws the
-DAG with its critical path, gives the makespan on the chosen number of
-workers and the chance that every step succeeds; Run executes the plan and
-draws who ran what when.
+Each step is a row of fields: id, role, instruction, the ids it depends on, its duration on the
+virtual clock and its chance of success. Every change rebuilds the plan from the rows and validates
+it. A broken plan (a cycle, an unknown dependency, a duplicate id) shows its `PlanError`, the last
+valid plan's picture stays, and nothing runs until it is fixed. For a valid plan the editor draws the
+DAG with its critical path, gives the makespan on the chosen number of workers and the chance that
+every step succeeds; Run executes the plan and draws who ran what when.
 
-With `approval=True` (notebook 03) the editor is a checkpoint for a human:
-a planner's plan is shown before anything runs, the learner edits it or
-approves it as it is, and Run runs exactly the approved plan. An edit after
-approval withdraws it.
+With `approval=True` (notebook 03) the editor is a checkpoint for a person: a planner's plan is shown
+before anything runs, the learner edits it or approves it as it is, and Run runs exactly the approved
+plan. An edit after approval withdraws it.
 
-It is plain Python over ipywidgets: setting a field's `.value` or calling
-`Button.click()` does what a learner's edit or click does, which is how the
-tests drive it without a browser or a kernel.
+It is plain Python over ipywidgets: setting a field's `.value` or calling `Button.click()` does what
+a learner's edit or click does, which is how the tests drive it without a browser or a kernel.
 
-At the end, `ReliabilityExplorer` (notebook 06) puts the p^n law on sliders:
-chain success against length, beside one agent's chance q.
+At the end, `ReliabilityExplorer` (notebook 06) puts the p^n law on sliders: chain success against
+length, beside one agent's chance q.
 """
 
 from __future__ import annotations
@@ -70,7 +65,7 @@ class StepRow:
     success: widgets.BoundedFloatText
     remove: widgets.Button
     box: widgets.HBox
-    tool: str | None = None  # a direct tool call and its arguments ride along unedited
+    tool: str | None = None  # a direct tool call and its arguments ride along, unedited
     args: Mapping | None = None
 
     @property
@@ -120,11 +115,8 @@ def step_row(step: Step, roles: list[str], duration: float, success: float) -> S
 
 
 def png(draw: Callable[[Axes], object], size: tuple[float, float]) -> bytes:
-    """Draw on a fresh figure and return it as PNG bytes.
-
-    A bare `Figure` (not pyplot) is never registered with pyplot, so nothing
-    leaks and the notebook does not also display it.
-    """
+    """Draw on a fresh figure and return it as PNG bytes. A bare `Figure` (not pyplot) is never
+    registered with pyplot, so nothing leaks and the notebook does not also display it."""
     fig = Figure(figsize=size, layout="constrained")
     draw(fig.subplots())
     buffer = io.BytesIO()
@@ -140,14 +132,12 @@ def dag_size(plan: Plan) -> tuple[float, float]:
 
 
 class PlanEditor:
-    """Edit a plan in a notebook and see its DAG, critical path, makespan,
-    predicted success and (after Run) its timeline, all kept up to date.
+    """Edit a plan in a notebook and see its DAG, critical path, makespan, predicted success and
+    (after Run) its timeline, all kept up to date.
 
-    `editor.plan` is the last valid plan and `editor.error` the current
-    problem ("" when the rows form a valid plan); `editor.last_run` is the
-    `Run` from the last click on Run. With `approval=True`, `editor.approved`
-    is the plan the learner approved (None until then), and only it runs.
-    """
+    `editor.plan` is the last valid plan and `editor.error` the current problem ("" when the rows
+    form a valid plan); `editor.last_run` is the `Run` from the last click on Run. With
+    `approval=True`, `editor.approved` is the plan the learner approved (None until then)."""
 
     def __init__(
         self,
@@ -281,10 +271,8 @@ class PlanEditor:
         return ""
 
     def run(self) -> Run | None:
-        """Run the plan on screen on the chosen number of workers and draw its timeline.
-
-        Nothing runs while the plan is invalid or, with approval, not (or no longer) approved:
-        the editor says why and returns None."""
+        """Run the plan on screen on the chosen number of workers and draw its timeline; nothing runs
+        (None) while it is invalid or, with approval, not (or no longer) approved: the editor says why."""
         if self._blocked():
             self._show_timeline(None)
             return None
@@ -297,10 +285,8 @@ class PlanEditor:
             self.timeline.layout.display = "none"
             blocked = self._blocked()
             self.run_button.disabled = bool(blocked)
-            ready = "Click <b>Run</b> to run"
-            if self.approval:
-                ready = "Approved: click <b>Run</b> to run exactly"
-            self.run_status.value = blocked or f"{ready} this plan and see its timeline."
+            ready = "Approved: click" if self.approval else "Click"
+            self.run_status.value = blocked or f"{ready} <b>Run</b> to run this plan and see its timeline."
             return
         rows = min(run.workers, len(run.plan))
         self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
@@ -319,14 +305,13 @@ class PlanEditor:
 
 
 class ReliabilityExplorer:
-    """Sliders for a step's chance p, the chain length n, one agent's chance q and
-    the retries per step; a plot of chain success against length, with the
-    single agent's line and the last length at which the chain still wins.
+    """Sliders for a step's chance p, the chain length n, one agent's chance q and the retries per
+    step; a plot of chain success against length, with the single agent's line and the last length
+    at which the chain still wins.
 
-    A step with r retries succeeds with probability 1 - (1 - p) ** (r + 1)
-    (failures are noticed and tries are independent). `explorer.crossover` is
-    that last winning length (0: one agent always wins; math.inf: it never does).
-    """
+    A step with r retries succeeds with probability 1 - (1 - p) ** (r + 1) (failures are noticed and
+    tries are independent). `explorer.crossover` is that last winning length (0: one agent always
+    wins; math.inf: it never does)."""
 
     def __init__(self, p: float = 0.9, n: int = 5, q: float = 0.6, retries: int = 0, max_n: int = 30):
         max_n = check_count("max_n", max_n, least=2)

@@ -7,7 +7,7 @@ import json
 import anthropic
 import httpx2
 import pytest
-from fake_api import FakeAPI, claude, error, reply
+from fake_api import SERVER, FakeAPI, claude, error, reply
 
 from agentlab.llm import (
     AnthropicLLM,
@@ -307,3 +307,14 @@ def test_a_broken_credentials_setup_is_a_model_error(monkeypatch, tmp_path):
     monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))  # a config dir that holds no profile
     with pytest.raises(ModelError, match="could not load Anthropic credentials: Config file not found"):
         AnthropicLLM().complete(system="s", messages=USER)
+
+
+def test_a_key_held_only_by_a_ready_sdk_client_is_redacted_when_a_server_echoes_it():
+    """With `client=`, the key never reached `redact`: an echo put it into the reason."""
+    key = "plain-looking-key-a1b2c3d4"  # no sk- prefix: only knowing it can hide it
+    api = FakeAPI(error(401, f"invalid key {key}", "authentication_error"))
+    sdk = anthropic.Anthropic(api_key=key, base_url=SERVER, max_retries=0,
+                              http_client=httpx2.Client(transport=httpx2.MockTransport(api)))
+    with pytest.raises(ModelError) as caught:
+        AnthropicLLM("planner-model", "executor-model", client=sdk).complete(system="s", messages=USER)
+    assert key not in str(caught.value) and "[redacted]" in str(caught.value)

@@ -8,6 +8,7 @@ import notebook_code
 import pytest
 
 from agentlab.course.checks import CheckFailed, check
+from agentlab.course.grading import verdict
 
 notebook_code.skip_without_solutions()
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,31 +32,16 @@ def exercise():
 # --- 01.concerns ----------------------------------------------------------------------------------
 
 
-def test_concerns_passes_on_the_model_answer(solution, capsys):
+def test_concerns_feedback_checks_the_form_and_the_grader_marks_the_model_answer_right(solution, capsys):
     check("01.concerns", solution["concerns"])
-    assert "All 2 checks passed." in capsys.readouterr().out
+    assert "All 3 checks passed." in capsys.readouterr().out
+    assert verdict("01.concerns", solution["concerns"]).status == "passed"
 
 
 def test_concerns_left_as_shipped_gets_its_verdict(exercise, capsys):
     with pytest.raises(NotImplementedError):
         exec(exercise_cell('check("01.concerns"'), dict(exercise))
     assert "not written yet" in capsys.readouterr().out  # the check ran: the `...` are still there
-
-
-def test_concerns_fails_when_the_two_coordinator_failures_are_swapped_and_swarms_avoid_everything(capsys):
-    mixed_up = {
-        "bottleneck": "a",
-        "single point of failure": "c",
-        "decomposition cost": "e",
-        "swarms avoid": {"bottleneck", "single point of failure", "decomposition cost"},
-        "swarms give up": "x",
-    }
-    with pytest.raises(CheckFailed, match="2 of 2 checks failed"):
-        check("01.concerns", mixed_up)
-    assert notebook_code.failed_cases(capsys) == [  # how many are right, never which
-        "✗ the symptoms of the three concerns: 1 of 3 right",
-        "✗ what a response-threshold swarm avoids, and what it gives up: 0 of 2 right",
-    ]
 
 
 KEY = {
@@ -68,25 +54,36 @@ KEY = {
 
 
 @pytest.mark.parametrize(
-    "change, line",
+    "change, failing",
     [
-        # the symptoms right, but a swarm said to avoid only the bottleneck
+        # the two coordinator failures swapped, and swarms said to avoid everything
         (
-            {"swarms avoid": {"bottleneck"}},
-            "✗ what a response-threshold swarm avoids, and what it gives up: 1 of 2",
+            {
+                "bottleneck": "a",
+                "single point of failure": "c",
+                "swarms avoid": {"bottleneck", "single point of failure", "decomposition cost"},
+                "swarms give up": "x",
+            },
+            2,
         ),
-        # the throughput and the cost concerns swapped
-        (
-            {"bottleneck": "e", "decomposition cost": "c"},
-            "✗ the symptoms of the three concerns: 1 of 3 right",
-        ),
-        # the symptoms written out instead of their letters
-        ({"bottleneck": "queues at the planner"}, "✗ each concern gets one of the letters a to e"),
+        ({"swarms avoid": {"bottleneck"}}, 1),  # the symptoms right, a swarm avoids only the bottleneck
+        ({"bottleneck": "e", "decomposition cost": "c"}, 1),  # the throughput and the cost concerns swapped
     ],
 )
-def test_concerns_catches_a_near_miss_without_saying_which_item_is_wrong(change, line, capsys):
-    failed = notebook_code.caught(capsys, "01.concerns", {**KEY, **change}, line)
-    assert not any("bottleneck:" in f or "'c'" in f for f in failed)
+def test_concerns_the_grader_fails_a_near_miss_without_saying_which_item_is_wrong(change, failing, capsys):
+    check("01.concerns", {**KEY, **change})  # well formed: the learner's own check cannot tell
+    result = verdict("01.concerns", {**KEY, **change})
+    assert result.status == "failed" and result.detail.startswith(f"{failing} of 5 cases failed")
+    assert "of 3 right" not in result.detail and "bottleneck" not in result.detail
+
+
+def test_concerns_feedback_catches_symptoms_written_out_instead_of_letters(capsys):
+    notebook_code.caught(
+        capsys,
+        "01.concerns",
+        {**KEY, "bottleneck": "queues at the planner"},
+        "✗ each concern gets one of the five letters",
+    )
 
 
 # --- 01.sentinel ----------------------------------------------------------------------------------
@@ -289,9 +286,10 @@ def test_hierarchy_catches_an_uncounted_synthesis_and_what_is_handed_up(mistake,
 # --- 01.when-hierarchy ----------------------------------------------------------------------------
 
 
-def test_when_hierarchy_passes_on_the_model_answer(solution, capsys):
+def test_when_hierarchy_feedback_checks_the_form_and_the_grader_marks_the_model_answer(solution, capsys):
     check("01.when-hierarchy", solution["when"])
-    assert "The check passed." in capsys.readouterr().out
+    assert "All 2 checks passed." in capsys.readouterr().out
+    assert verdict("01.when-hierarchy", solution["when"]).status == "passed"
 
 
 def test_when_hierarchy_left_as_shipped_gets_its_verdict(exercise, capsys):
@@ -307,25 +305,25 @@ def test_a_half_filled_answer_is_not_written_yet_and_tells_nothing(capsys):
     assert "not written yet" in out and "✗" not in out and "✓" not in out
 
 
-def test_when_hierarchy_fails_when_a_hierarchy_is_always_better(capsys):
-    with pytest.raises(CheckFailed, match="1 of 1 checks failed"):
-        check("01.when-hierarchy", dict.fromkeys("pqrs", "hierarchy"))
-    assert notebook_code.failed_cases(capsys) == ["✗ the four situations: 2 of 4 right"]  # not which
-
-
 @pytest.mark.parametrize(
-    "answer, line",
+    "answer",
     [
-        (dict.fromkeys("pqrs", "flat"), "✗ the four situations: 2 of 4 right"),  # never worth it
-        ({"p": "flat", "q": "hierarchy", "r": "hierarchy", "s": "flat"}, "✗ the four situations: 2 of 4"),
-        (
-            {"p": False, "q": True, "r": False, "s": True},
-            "✗ every situation is answered 'flat' or 'hierarchy'",
-        ),
+        dict.fromkeys("pqrs", "hierarchy"),  # a hierarchy always better
+        dict.fromkeys("pqrs", "flat"),  # never worth it
+        {"p": "flat", "q": "hierarchy", "r": "hierarchy", "s": "flat"},
     ],
 )
-def test_when_hierarchy_catches_other_wrong_choices(answer, line, capsys):
-    notebook_code.caught(capsys, "01.when-hierarchy", answer, line)
+def test_when_hierarchy_the_grader_fails_wrong_choices_without_saying_how_many(answer):
+    result = verdict("01.when-hierarchy", answer)
+    assert (result.status, result.detail) == (
+        "failed",
+        "1 of 3 cases failed: the four situations: not all right",
+    )
+
+
+def test_when_hierarchy_feedback_catches_an_answer_that_is_not_flat_or_hierarchy(capsys):
+    answer = {"p": False, "q": True, "r": False, "s": True}
+    notebook_code.caught(capsys, "01.when-hierarchy", answer, "✗ every situation is answered with one of")
 
 
 # --- 01.reconcile ---------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def exercise():
 
 def test_critical_path_passes_on_the_solution(solution, capsys):
     check("02.critical-path", solution["longest_chain"])
-    assert "All 8 checks passed." in capsys.readouterr().out
+    assert "All 9 checks passed." in capsys.readouterr().out
 
 
 def test_critical_path_stub_raises_not_implemented(exercise):
@@ -56,7 +56,7 @@ def in_written_order_to_the_final_step(plan, durations):
 
 
 def test_critical_path_fails_in_written_order_and_ending_at_the_final_step(capsys):
-    with pytest.raises(CheckFailed, match="3 of 8 checks failed"):
+    with pytest.raises(CheckFailed, match="3 of 9 checks failed"):
         check("02.critical-path", in_written_order_to_the_final_step)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
@@ -119,7 +119,7 @@ def test_critical_path_says_whether_the_chain_or_its_length_is_wrong(wrong, line
 
 def test_makespan_passes_on_the_solution(solution, capsys):
     check("02.makespan", solution["finish_time"])
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 12 checks passed." in capsys.readouterr().out
 
 
 def test_makespan_stub_raises_not_implemented(exercise):
@@ -142,9 +142,9 @@ def column_by_column(plan, durations, workers):
 
 
 def test_makespan_fails_when_steps_wait_for_their_whole_column(capsys):
-    with pytest.raises(CheckFailed, match="2 of 10 checks failed"):
+    with pytest.raises(CheckFailed, match="3 of 12 checks failed"):
         check("02.makespan", column_by_column)
-    assert notebook_code.failed_cases(capsys) == [  # what came back, not the right time
+    assert notebook_code.failed_cases(capsys)[:2] == [  # what came back, not the right time
         "✗ a step starts when its own dependencies are done, not its whole column: got 4.0 (too late)",
         "✗ a plan written out of order: got 8.0 (too late)",
     ]
@@ -202,7 +202,7 @@ def test_makespan_catches_steps_finished_one_at_a_time_and_ready_steps_taken_by_
 
 def test_longest_first_passes_on_the_solution(solution, capsys):
     check("02.longest-first", solution["longest_chain_first"])
-    assert "All 7 checks passed." in capsys.readouterr().out
+    assert "All 8 checks passed." in capsys.readouterr().out
 
 
 def test_longest_first_stub_raises_not_implemented(exercise):
@@ -216,7 +216,7 @@ def longest_step_first(plan, durations):
 
 
 def test_longest_first_fails_when_sorting_by_the_steps_own_duration(capsys):
-    with pytest.raises(CheckFailed, match="1 of 7 checks failed"):
+    with pytest.raises(CheckFailed, match="1 of 8 checks failed"):
         check("02.longest-first", longest_step_first)
     assert notebook_code.failed_cases(capsys) == [
         "✗ a short step heading the longest chain, on 2 workers: sooner than as written: "
@@ -258,6 +258,91 @@ def test_longest_first_refuses_a_rewrite_that_drops_a_dependency(capsys):
     def cut(plan, durations):
         return type(plan)([replace(s, depends_on=()) for s in plan])
 
-    with pytest.raises(CheckFailed, match="7 of 7 checks failed"):
+    with pytest.raises(CheckFailed, match="8 of 8 checks failed"):
         check("02.longest-first", cut)
     assert "must keep every step as it is" in capsys.readouterr().out
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def truncated(function):
+    """The solution, with the number it returns cut to a whole number of seconds."""
+
+    def wrong(*args):
+        got = function(*args)
+        return (got[0], int(got[1])) if isinstance(got, tuple) else int(got)
+
+    return wrong
+
+
+def emptying(function):
+    """The solution, which then empties the durations dict its caller handed it."""
+
+    def wrong(plan, durations, *rest):
+        got = function(plan, durations, *rest)
+        durations.clear()
+        return got
+
+    return wrong
+
+
+def by_total_work_below(plan, durations):
+    """Orders steps by all the work waiting below them, not by the longest chain below them."""
+    waiting = {s.id: {t.id for t in plan if s.id in t.depends_on} for s in plan}
+
+    def below(step_id, seen):
+        for w in waiting[step_id] - seen:
+            seen.add(w)
+            below(w, seen)
+        return seen
+
+    work = {s.id: durations[s.id] + sum(durations[b] for b in below(s.id, set())) for s in plan}
+    return type(plan)(sorted(plan, key=lambda s: -work[s.id]))
+
+
+@pytest.mark.parametrize(
+    "exercise, name, wrong, line",
+    [
+        ("02.critical-path", "longest_chain", truncated, "✗ durations that are not whole seconds: the chain"),
+        (
+            "02.critical-path",
+            "longest_chain",
+            emptying,
+            "✗ the report plan: your function changed the durations",
+        ),
+        (
+            "02.makespan",
+            "finish_time",
+            truncated,
+            "✗ durations that are not whole seconds, on 2 workers: got 4",
+        ),
+        ("02.makespan", "finish_time", emptying, "✗ the report plan on 1 worker: your function changed"),
+        (
+            "02.longest-first",
+            "longest_chain_first",
+            emptying,
+            "✗ the six-island plan on 3 workers: your function",
+        ),
+    ],
+    ids=[
+        "critical-path-int",
+        "critical-path-empties",
+        "makespan-int",
+        "makespan-empties",
+        "longest-first-empties",
+    ],
+)
+def test_lengths_cut_to_whole_seconds_and_a_caller_s_dict_emptied_are_caught(
+    solution, exercise, name, wrong, line, capsys
+):
+    notebook_code.caught(capsys, exercise, wrong(solution[name]), line)
+
+
+def test_longest_first_catches_a_priority_by_all_the_work_below_a_step(capsys):
+    notebook_code.caught(
+        capsys,
+        "02.longest-first",
+        by_total_work_below,
+        "✗ the most work below a step is not its longest chain",
+    )

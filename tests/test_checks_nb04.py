@@ -35,7 +35,7 @@ def exercise():
 
 def test_total_check_passes_on_the_solution(solution, capsys):
     check("04.total-check", solution["total_covers_its_parts"])
-    assert "All 12 checks passed." in capsys.readouterr().out
+    assert "All 14 checks passed." in capsys.readouterr().out
 
 
 def test_total_check_stub_raises_not_implemented(exercise):
@@ -57,7 +57,7 @@ def judges_the_tool_call(step, output, context):
 
 
 def test_total_check_fails_when_it_judges_the_call_instead_of_the_question(capsys):
-    with pytest.raises(CheckFailed, match="5 of 12 checks failed"):
+    with pytest.raises(CheckFailed, match="5 of 14 checks failed"):
         check("04.total-check", judges_the_tool_call)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
@@ -241,7 +241,7 @@ def test_the_solutions_error_names_the_step_and_every_attempt(solution):
 
 def test_installments_passes_on_the_solution(solution, capsys):
     check("04.installments", solution["run_in_installments"])
-    assert "All 9 checks passed." in capsys.readouterr().out
+    assert "All 10 checks passed." in capsys.readouterr().out
 
 
 def test_installments_stub_raises_not_implemented(exercise):
@@ -321,6 +321,61 @@ def test_installments_catch_an_error_without_its_bound_and_payments_after_a_fail
     failed = notebook_code.caught(capsys, "04.installments", installments_with(**mistake), line)
     if "message" in mistake:
         assert len(failed) == 2  # both bounds: "2" or "20" somewhere in the message is not enough
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def objects_at_a_tie(solution):
+    """The solution, but a total no larger than one of its parts is objected to (<= where < is meant)."""
+
+    def wrong(step, output, context):
+        said = solution(step, output, context)
+        if said is None and step.tool == "calculate" and output in context.values():
+            return "the total is no larger than one of its parts"
+        return said
+
+    return wrong
+
+
+def reads_a_question_everywhere(solution):
+    """The solution, after parsing every step's instruction as a question (a report has none)."""
+
+    def wrong(step, output, context):
+        from agentlab import world
+        from agentlab.plan import fill_in
+
+        world.parse_question(fill_in(step.instruction, context))
+        return solution(step, output, context)
+
+    return wrong
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        (objects_at_a_tie, "✗ a total equal to its largest part (the other parts are zero): no objection"),
+        (reads_a_question_everywhere, "✗ a step that asks no question: no objection: raised"),
+    ],
+    ids=["objects-at-a-tie", "crashes-without-a-question"],
+)
+def test_total_check_catches_an_objection_at_a_tie_and_a_crash_on_a_step_without_a_question(
+    solution, mistake, line, capsys
+):
+    notebook_code.caught(capsys, "04.total-check", mistake(solution["total_covers_its_parts"]), line)
+
+
+def test_installments_catch_one_installment_too_few(capsys):
+    def one_too_few(task, planner, team, path, calls_per_installment, max_installments=20):
+        runs = []
+        for n in range(1, max_installments):  # stops one installment short of the bound
+            budget = Budget(calls=n * calls_per_installment)
+            runs.append(orchestrate(task, planner, team, checkpoint=path, resume=True, budget=budget))
+            if runs[-1].status in ("done", "failed"):
+                return runs
+        raise RuntimeError(f"not over after max_installments={max_installments}")
+
+    notebook_code.caught(capsys, "04.installments", one_too_few, "✗ max_installments=")
 
 
 # --- 04.message-key -------------------------------------------------------------------------------

@@ -154,7 +154,7 @@ def test_the_insider_notes_name_a_real_person_and_spell_their_call():
 
 def test_sanitise_passes_the_solution(capsys):
     check("09.sanitise", solution("sanitise"))
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 12 checks passed." in capsys.readouterr().out
 
 
 def test_sanitise_fails_keeping_the_first_paragraph_which_misses_a_quoted_note(capsys):
@@ -331,3 +331,40 @@ def broad_cleaning(planner, task, plan, outputs, failure):
 )
 def test_safe_replan_catches_a_record_cleaned_in_place_and_a_broad_pattern(wrong, line, capsys):
     notebook_code.caught(capsys, "09.safe-replan", wrong, line)
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def the_two_known_tools(text):
+    """Cuts out send_message and delete_record calls only: the tools the lesson's notes happen to use."""
+    for tool, args in find_injections(text):
+        if tool in ("send_message", "delete_record"):
+            text = text.replace(call_text(tool, args), "[call removed]")
+    return text
+
+
+def side_effect_tools_only(text):
+    """Cuts out calls of tools that change something, and leaves a lookup spelled out in a note."""
+    for tool, args in find_injections(text):
+        if tool != "lookup":
+            text = text.replace(call_text(tool, args), "[call removed]")
+    return text
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            the_two_known_tools,
+            "✗ a note asking for a tool no other note names: a call is still there: transfer",
+        ),
+        (
+            side_effect_tools_only,
+            "✗ a note asking for a lookup, then a message: a call is still there: lookup(",
+        ),
+    ],
+    ids=["two-known-tools", "side-effects-only"],
+)
+def test_sanitise_catches_a_list_of_tools_instead_of_every_call(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.sanitise", wrong, line)

@@ -249,3 +249,26 @@ def test_a_result_that_cannot_travel_back_fails_the_step_naming_it_and_keeps_wha
     assert "cannot be sent back from the worker" in run.reason and "calls[0]" in run.reason
     assert "lock" in run.reason
     assert [c.usage for _, _, c in run.calls] == [Usage(3, 4)]  # the paid call is still counted
+
+
+def test_the_claude_path_runs_on_the_cluster_with_one_model_for_planner_and_team(client):
+    """One AnthropicLLM for planner and team, the usual way: after the planner's call it held the
+    SDK client's lock and every step failed to travel; before it, it travelled with its key."""
+    from agentlab.llm.anthropic import AnthropicLLM
+    from agentlab.llm.serve import start_server
+
+    key = "sk-ant-api03-not-a-real-key-but-secret-0000"
+    task = make_tasks(5, seed=2)[1]
+    with start_server() as server:
+        llm = AnthropicLLM(base_url=server.url, api_key=key)
+        assert key.encode() not in pickle.dumps(llm)  # nothing sends the key to a worker
+        team = world_team(llm)
+        planner = LLMPlanner(llm, team, tool_steps=False)
+        on_threads = orchestrate(task.question, planner, team, workers=2)
+        on_cluster = orchestrate(task.question, planner, team, workers=2, pool=client.get_executor())
+        assert key.encode() not in pickle.dumps(llm) and "_api_key" not in vars(llm)
+    assert on_threads.status == "done", on_threads.reason
+    assert on_cluster.status == "done", on_cluster.reason
+    assert on_cluster.outputs == on_threads.outputs
+    assert len(on_cluster.calls) == len(on_threads.calls) > len(on_cluster.plan)  # every call counted
+    assert all(slot.where and slot.where.split(":")[1] != str(os.getpid()) for slot in on_cluster.slots)

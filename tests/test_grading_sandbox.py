@@ -344,5 +344,11 @@ def test_the_release_holds_no_solutions_grading_cases_or_keys(tmp_path):
     assert not [p for p in files if {"solutions", "hidden", "tests"} & set(p.parts)]
     for path in target.rglob("*.ipynb"):
         assert "BEGIN SOLUTION" not in path.read_text()
+    from agentlab.course.hidden import nb01, nb07  # the multiple-choice keys: in no shipped file
+
+    keys = [repr(nb01.SYMPTOMS), repr(nb01.WHEN), repr(nb07.SHAPES), "SYMPTOMS", "GIVEN_UP", "_WHEN"]
+    for path in target.rglob("*.py"):
+        text = path.read_text()
+        assert not [k for k in keys if k in text], path
     with pytest.raises(release.ReleaseError, match="not empty"):
         release.build(ROOT, target)

@@ -91,7 +91,7 @@ def planned(target: str) -> str:
 @pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 def test_the_lab_installs_the_kit_alone_and_the_tests_add_their_tools():
     lab, tests = planned("setup"), planned("test")
-    assert "pip install --quiet -e ." in lab and "[test]" not in lab  # Playwright alone is 165 MB
+    assert "pip install --quiet -e '.[trace,mcp]'" in lab and "test," not in lab  # Playwright alone is 165 MB
     assert "pip install --quiet -e '.[test,trace,mcp,nbgrader]'" in tests
     assert "pip install --quiet 'arize-phoenix" in tests and "arize-phoenix" not in lab  # a venv of its own
 

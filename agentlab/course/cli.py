@@ -13,6 +13,7 @@ import importlib.metadata
 import os
 import re
 import sys
+from pathlib import Path
 
 from agentlab import world
 from agentlab.agents import world_team
@@ -143,6 +144,8 @@ def course_command(args: argparse.Namespace) -> int:
         return grade_command(args)
     if args.action == "release":
         return release_command(args)
+    if args.action == "export":
+        return export_command(args)
     try:
         stale = exercises.build(args.root, write=args.action == "build", only=args.notebooks or None)
     except exercises.CourseError as e:
@@ -223,6 +226,24 @@ def release_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def export_command(args: argparse.Namespace) -> int:
+    """`agentlab course export nbgrader DIR [NN ...]`: the exercises as an nbgrader course in DIR."""
+    from agentlab.course import nbgrader
+
+    if len(args.notebooks) < 2 or args.notebooks[0] != "nbgrader":
+        usage = "agentlab course export nbgrader DIR (optionally then notebook numbers)"
+        print(f"error: say `{usage}`", file=sys.stderr)
+        return 2
+    target, only = Path(args.notebooks[1]), args.notebooks[2:] or None
+    try:
+        written = nbgrader.export(args.root, target, only=only)
+    except nbgrader.ExportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(nbgrader.describe(written, target))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The `agentlab` command line: its commands and their options."""
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
@@ -259,8 +280,9 @@ def parser() -> argparse.ArgumentParser:
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
-        choices=("build", "check", "grade", "release"),
-        help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to DIR",
+        choices=("build", "check", "grade", "release", "export"),
+        help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to "
+        "DIR; export nbgrader DIR: the exercises as an nbgrader course",
     )
     course.add_argument(
         "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"

@@ -120,15 +120,19 @@ class Session:
             except OSError:
                 pass
         self._fds = ()
+
+    def cleanup(self) -> None:
+        """Stop the sandbox and remove the scratch folder (after the checks that use it are done)."""
         import shutil
 
+        self.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        self.cleanup()
 
     @property
     def alive(self) -> bool:

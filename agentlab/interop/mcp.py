@@ -4,10 +4,11 @@
   kit's own input schemas, an output schema (`{"result": text}`) and MCP's tool annotations
   (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). Run it over stdio with
   `python -m agentlab.interop.mcp`, or over streamable HTTP with `--http PORT`.
-- `connect_stdio(cmd)` / `connect_http(url)` open an `MCPClient`: `tools()` lists the server's
-  tools as `ToolFunction`s, so `model_agent` and a plan's direct tool steps use them exactly as
-  they use local tools (`mcp_team` is `world_team` on them). Every call has a time limit: a
-  server that dies, hangs or answers malformed data fails the call with a reason, never a hang.
+- `connect_stdio(cmd)`, `connect_http(url)` or `connect_memory(server)` open an `MCPClient`:
+  `tools()` lists the server's tools as `ToolFunction`s, so `model_agent` and a plan's direct
+  tool steps use them exactly as they use local tools (`mcp_team` is `world_team` on them).
+  Every call has a time limit: a server that dies, hangs or answers malformed data fails the
+  call with a reason, never a hang.
 - `annotation_effects(listed)` turns annotations into the guard's declared effects; annotations
   are *claims by the server*, so `pin(listed)` keeps the list the plan was made with and
   `pinned_effects` refuses (marks undeclared) any tool that is new or whose definition changed.
@@ -258,6 +259,15 @@ def connect_http(url: str, *, timeout: float = 10.0, **options: Any) -> MCPClien
     """Talk to the MCP server at `url` (streamable HTTP, e.g. http://127.0.0.1:PORT/mcp)."""
     return MCPClient(lambda: streamable_http_client(url), timeout=timeout,
                      label=options.pop("label", f"server at {url}"), **options)
+
+
+def connect_memory(server: Server, *, timeout: float = 10.0, **options: Any) -> MCPClient:
+    """Talk to `server` in this process over in-memory streams: the same protocol messages as over
+    stdio, without a child process (what a notebook uses to stay quick and deterministic)."""
+    from mcp.client._memory import InMemoryTransport  # the SDK's own in-process transport
+
+    return MCPClient(lambda: InMemoryTransport(server), timeout=timeout,
+                     label=options.pop("label", f"in-process server {server.name!r}"), **options)
 
 
 def world_command(*flags: str) -> list[str]:

@@ -32,6 +32,7 @@ import email.utils
 import json
 import os
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import replace
@@ -70,6 +71,9 @@ _HINTS = {
     529: "the API is overloaded; try again shortly",
 }
 _ASKED_WAIT = "x-agentlab-asked-wait"  # set on a response whose retry-after the kit refused
+
+
+_KEYS: weakref.WeakKeyDictionary[AnthropicLLM, str] = weakref.WeakKeyDictionary()  # keys given in code
 
 
 def configured_models(env: Mapping[str, str] | None = None) -> tuple[str, str]:
@@ -122,15 +126,25 @@ class AnthropicLLM:
                                must_be=f"a number of seconds in [0, {MAX_TIMEOUT:g}]")
         self.effort = effort
         self.cache = cache if cache is None else (control(cache) and cache)  # ValueError if unknown
-        self._api_key = api_key
+        if api_key is not None:
+            _KEYS[self] = api_key  # not a field: `vars` does not show it, a pickle does not carry it
         remember_secret(api_key)  # so that no message can show it, whatever it looks like
         self._http_client = http_client
         self._client = client
         if client is not None:
+            for secret in (getattr(client, "api_key", None), getattr(client, "auth_token", None)):
+                remember_secret(secret if isinstance(secret, str) else None)  # a key only the client holds
             self._watch(client)
         # Assistant turns that carried thinking blocks, exactly as received, by their first
         # tool_use id: the API needs them echoed unchanged when the tool results go back.
         self._raw_turns: dict[str, list[dict[str, Any]]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What a pickle carries to another process (a Dask worker): the settings, never the SDK
+        client (it holds a lock, and the key) nor a key given in code. The worker builds its own
+        client on its first call, from its own environment (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL):
+        a key never crosses the network, and a `client=` given here does not travel either."""
+        return {**vars(self), "_client": None, "_http_client": None}
 
     def __repr__(self) -> str:  # never shows the key, nor a password in the URL
         where = f", base_url={self.base_url!r}" if self.base_url else ""
@@ -282,7 +296,7 @@ class AnthropicLLM:
         if self._client is None:
             import anthropic
 
-            api_key = self._api_key
+            api_key = _KEYS.get(self)
             local = not is_anthropic(self.base_url or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API)
             if api_key is None and local:
                 api_key = os.environ.get("ANTHROPIC_API_KEY") or "local-server"  # some key, any value

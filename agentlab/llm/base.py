@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Protocol, runtime_checkable
 
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
@@ -26,18 +26,19 @@ REDACTED = "[redacted]"
 # and other `sk-` keys, the token after "Bearer", the value after a name such as api_key, token
 # or password, and the user:password part of a URL (https://user:pass@host). No pattern takes a
 # quote or a backslash, so redacting a line of JSON leaves valid JSON.
-_SECRET_PATTERNS = (
-    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{4,}"), REDACTED),
-    (re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
-    (re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
+_SECRET_PATTERNS = (  # (a word each match contains, lower case: text without it is skipped)
+    ("sk-", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{4,}"), REDACTED),
+    ("sk-", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"), REDACTED),
+    ("bearer ", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
     (
+        ("key", "token", "password", "secret"),
         re.compile(
             r"(?i)(?<![A-Za-z_])((?:x-)?api[_-]?key|access[_-]?token|auth[_-]?token|token|password|secret)"
             r"(\\?['\"]?\s*[:=]\s*\\?['\"]?)(?!\[redacted\])[^\s'\",;&}\\]{6,}"
         ),
         r"\1\2" + REDACTED,
     ),
-    (re.compile(r"(?<=://)[^/\s@\"'<>\\?#]+@"), REDACTED + "@"),
+    ("://", re.compile(r"(?<=://)[^/\s@\"'<>\\?#]+@"), REDACTED + "@"),
 )
 _SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _known_secrets: set[str] = set()  # keys handed to a backend in code (`AnthropicLLM(api_key=...)`)
@@ -56,8 +57,11 @@ def redact(text: str) -> str:
     for secret in sorted(configured | _known_secrets, key=len, reverse=True):
         if len(secret) >= 8:  # a shorter "key" would blank out ordinary words
             text = text.replace(secret, REDACTED)
-    for pattern, replacement in _SECRET_PATTERNS:
-        text = pattern.sub(replacement, text)
+    lowered = text.lower()  # a search for a plain word is far quicker than a regex's over long text
+    for words, pattern, replacement in _SECRET_PATTERNS:
+        if any(word in lowered for word in ((words,) if isinstance(words, str) else words)):
+            text = pattern.sub(replacement, text)
+            lowered = text.lower()
     return text
 
 
@@ -113,7 +117,7 @@ class Usage:
     cache_write_1h_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(self)))
 
     @property
     def prompt_tokens(self) -> int:

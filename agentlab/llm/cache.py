@@ -2,9 +2,14 @@
 
 Anthropic's API caches a prompt's *prefix* (tools, then system, then messages, in that order)
 up to a block marked with `cache_control`. A later request that starts with the same prefix
-reads it back instead of paying for it as fresh input. What this module follows, from the
-prompt-caching documentation (platform.claude.com/docs/en/build-with-claude/prompt-caching,
-read 2026-11-25, with the minimums restated by docs.litellm.ai/docs/completion/prompt_caching):
+reads it back instead of paying for it as fresh input. What this module follows, read on
+2026-11-25: Anthropic's prompt-caching page (platform.claude.com/docs/en/build-with-claude/
+prompt-caching: automatic caching with a top-level `cache_control`, or explicit breakpoints,
+with 5-minute or 1-hour lifetimes), the Haiku 5.5 overview (platform.claude.com/docs/en/models/
+haiku-5-5/overview: its cache and long-prompt prices), and for the limits and multipliers the
+restatements of that page by docs.litellm.ai/docs/completion/prompt_caching (minimum lengths)
+and docs.orq.ai/docs/proxy/prompt-caching and docs.electronhub.ai (4 breakpoints, 1.25x / 2x /
+0.1x), whose figures agree with each other:
 
 - at most `MAX_BREAKPOINTS` (4) blocks per request may carry `cache_control`;
 - an entry lives 5 minutes after its last use (`{"type": "ephemeral"}`), or 1 hour with

@@ -45,6 +45,7 @@ PRICES: dict[str, Price] = {
     "claude-fable-5-2": Price(8.00, 40.00, 0.20, 10.00),
     "claude-opus-5-5": Price(4.00, 20.00, 0.20, 5.00),
     "claude-sonnet-5-5": Price(2.00, 10.00, 0.10, 2.50),
+    # its 1-hour write rate and its 5x tier over 100k prompt tokens: the Haiku 5.5 overview page
     "claude-haiku-5-5": Price(
         0.10, 0.50, 0.01, 0.125, "prompts over 100k tokens cost 5x", 0.20, long_above=100_000, long_factor=5.0
     ),

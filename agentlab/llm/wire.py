@@ -1,8 +1,8 @@
 """The Messages API's wire format for `agentlab serve`: a Completion as a message, and as the
 stream of server-sent events that `"stream": true` asks for.
 
-The stream follows Anthropic's streaming documentation
-(platform.claude.com/docs/en/build-with-claude/streaming, read 2026-11-25): `message_start`
+The stream follows Anthropic's "Streaming Messages" page (docs.anthropic.com/en/api/messages-streaming,
+read 2026-11-25 in its translated versions) and the SDK's own accumulator: `message_start`
 (the message with its content empty and the input usage), then for each content block a
 `content_block_start`, one or more `content_block_delta` (`text_delta` pieces of text, or
 `input_json_delta` pieces of a tool call's JSON input) and a `content_block_stop`; then a

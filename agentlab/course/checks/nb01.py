@@ -33,9 +33,9 @@ def _quietly(function: Callable, *args: Any) -> tuple[Any, str]:
 # --- 01.concerns --------------------------------------------------------------------------------
 
 _CONCERNS = ("bottleneck", "single point of failure", "decomposition cost")
-_SYMPTOMS = {"bottleneck": "c", "single point of failure": "a", "decomposition cost": "e"}
-_AVOIDED = {"bottleneck", "single point of failure"}
-_GIVEN_UP = "y"
+_MARKED_BY_GRADER = "well formed: the choices themselves are marked by your instructor's grader"
+# The keys of the multiple choices are not in the kit: a check that said how many are right (or which)
+# would let trial and error walk to them. They are the grader's (agentlab/course/hidden/nb01.py).
 
 
 def _as_set(value: Any) -> Any:
@@ -50,28 +50,19 @@ def _as_set(value: Any) -> Any:
     "its agents still split and share the work, and specialise without anyone assigning roles",
 )
 def concerns(answer: Any) -> Iterator[Case]:
-    # A multiple choice reports how many answers are right, not which: trial and error should not
-    # walk to the key.
     if not isinstance(answer, Mapping):
         yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
         return
     symptoms = [answer.get(concern) for concern in _CONCERNS]
     unknown = [s for s in symptoms if s not in ("a", "b", "c", "d", "e")]
-    if unknown:
-        yield Case("each concern gets one of the letters a to e", False, f"got {unknown}")
-    right = sum(answer.get(concern) == key for concern, key in _SYMPTOMS.items())
-    yield Case("the symptoms of the three concerns", right == 3, f"{right} of 3 right")
+    yield Case("each concern gets one of the five letters", not unknown, f"got {unknown}")
     avoided, given_up = _as_set(answer.get("swarms avoid")), answer.get("swarms give up")
-    if not isinstance(avoided, set) or not avoided <= set(_CONCERNS) or given_up not in ("x", "y", "z"):
-        yield Case(
-            "'swarms avoid' is a set of the three concerns' names, 'swarms give up' one of x, y, z",
-            False,
-            f"got {answer.get('swarms avoid')!r} and {given_up!r}",
-        )
-    right = (avoided == _AVOIDED) + (given_up == _GIVEN_UP)
     yield Case(
-        "what a response-threshold swarm avoids, and what it gives up", right == 2, f"{right} of 2 right"
+        "'swarms avoid' is a set of the three concerns' names, 'swarms give up' one of its three letters",
+        isinstance(avoided, set) and avoided <= set(_CONCERNS) and given_up in ("x", "y", "z"),
+        f"got {answer.get('swarms avoid')!r} and {given_up!r}",
     )
+    yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
 
 
 # --- 01.sentinel --------------------------------------------------------------------------------
@@ -349,7 +340,7 @@ def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
 
 # --- 01.when-hierarchy --------------------------------------------------------------------------
 
-_WHEN = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
+_SITUATIONS = ("p", "q", "r", "s")
 
 
 @exercise(
@@ -360,16 +351,12 @@ _WHEN = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
     "without disturbing the rest, and whether there is time for the extra rounds",
 )
 def when_hierarchy(answer: Any) -> Iterator[Case]:
-    # A multiple choice reports how many answers are right, not which.
     if not isinstance(answer, Mapping):
         yield Case("the answer is a dict", False, f"got {type(answer).__name__}")
         return
-    odd = {k: answer.get(k) for k in _WHEN if answer.get(k) not in ("flat", "hierarchy")}
-    if odd:
-        yield Case("every situation is answered 'flat' or 'hierarchy'", False, f"got {odd}")
-    right = sum(answer.get(k) == v for k, v in _WHEN.items())
-    yield Case("the four situations", right == len(_WHEN), f"{right} of {len(_WHEN)} right")
-
+    odd = {k: answer.get(k) for k in _SITUATIONS if answer.get(k) not in ("flat", "hierarchy")}
+    yield Case("every situation is answered with one of the exercise's two words", not odd, f"got {odd}")
+    yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
 
 # --- 01.reconcile -------------------------------------------------------------------------------
 

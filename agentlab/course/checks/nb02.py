@@ -59,6 +59,18 @@ _CHAIN = _plan_of(("a", 1, ()), ("b", 2, ("a",)), ("c", 3, ("b",)))
 # two steps end at the same moment: finishing them one at a time lets the first one's dependant
 # take a free worker before the ready steps written earlier, which wait for the second one
 _TOGETHER = _plan_of(("a", 1, ()), ("b", 1, ()), ("c1", 1, ("b",)), ("c2", 1, ("b",)), ("d", 5, ("a",)))
+# durations that are not whole seconds: a length or a clock kept as an int is off
+_FRACTIONS = _plan_of(("a", 1.5, ()), ("b", 2.25, ("a",)), ("c", 3.5, ()), ("d", 0.75, ("c", "b")))
+# the most work waiting below a step is not the longest chain below it: ordered by work, 12 s on 2
+# workers; by the longest chain, 11 s (as written, 14 s)
+_BY_WORK = _plan_of(
+    ("n0", 2, ()),
+    ("n1", 5, ()),
+    ("n2", 1, ()),
+    ("n3", 4, ("n2",)),
+    ("n4", 4, ()),
+    ("n5", 5, ("n0", "n1", "n2", "n4")),
+)
 _TOGETHER_MIRRORED = _plan_of(
     ("a", 1, ()), ("b", 1, ()), ("c1", 1, ("a",)), ("c2", 1, ("a",)), ("d", 5, ("b",))
 )
@@ -79,6 +91,7 @@ _PATH_CASES = (
     ("the longest chain ends at a step that is not the last one", _ENDS_EARLY),
     ("a step that takes no time on the longest chain", _ZERO),
     ("a plan of one step", _ONE),
+    ("durations that are not whole seconds", _FRACTIONS),
 )
 
 
@@ -101,7 +114,11 @@ def critical_path(longest_chain: Callable) -> Iterator[Case]:
     for what, plan in _PATH_CASES:
         durations = _durations_of(plan)
         _, want = plan.critical_path(durations)
-        got, error = attempt(longest_chain, plan, dict(durations))
+        given = dict(durations)
+        got, error = attempt(longest_chain, plan, given)
+        if not error and given != durations:
+            yield Case(what, False, "your function changed the durations dict it was handed")
+            continue
         if error or not (isinstance(got, tuple) and len(got) == 2):
             yield Case(what, False, error or f"expected (chain, length), got {got!r}")
             continue
@@ -139,6 +156,8 @@ _SPAN_CASES = (
     ("a plan written out of order", _OUT_OF_ORDER, 2),
     ("two steps end at the same moment: both finish before anything new starts", _TOGETHER, 2),
     ("the same, with the two steps' dependants the other way round", _TOGETHER_MIRRORED, 2),
+    ("durations that are not whole seconds, on 1 worker", _FRACTIONS, 1),
+    ("durations that are not whole seconds, on 2 workers", _FRACTIONS, 2),
 )
 
 
@@ -152,7 +171,10 @@ _SPAN_CASES = (
 def makespan_by_hand(finish_time: Callable) -> Iterator[Case]:
     for what, plan, workers in _SPAN_CASES:
         want = _span(plan, workers)
-        got, error = attempt(finish_time, plan, _durations_of(plan), workers)
+        given = _durations_of(plan)
+        got, error = attempt(finish_time, plan, given, workers)
+        if not error and given != _durations_of(plan):
+            error = "your function changed the durations dict it was handed"
         right = not error and isinstance(got, int | float) and abs(got - want) < 1e-9
         direction = "" if not isinstance(got, int | float) else " (too late)" if got > want else " (too soon)"
         yield Case(what, right, error or f"got {got!r}{direction}")
@@ -160,11 +182,25 @@ def makespan_by_hand(finish_time: Callable) -> Iterator[Case]:
 
 # --- 02.longest-first ---------------------------------------------------------------------------
 
+
+def _highest_level_first(plan: Plan) -> Plan:
+    """The plan written by each step's level (its duration plus the longest chain waiting for it);
+    the check's cases have no two steps whose order between equal levels changes the finish."""
+    durations, waiting, level = _durations_of(plan), {s.id: [] for s in plan}, {}
+    for step in plan:
+        for dependency in step.depends_on:
+            waiting[dependency].append(step.id)
+    for step in reversed(plan.topological_order()):
+        level[step.id] = durations[step.id] + max((level[w] for w in waiting[step.id]), default=0.0)
+    return Plan(sorted(plan.steps, key=lambda s: -level[s.id]))
+
+
 _BETTER = (
     ("the six-island plan on 3 workers", _ISLANDS, 3),
     ("the six-island plan on 4 workers", _ISLANDS, 4),
     ("a short step heading the longest chain, on 2 workers", _DEEP_HEAD, 2),
     ("a fan-out with one slow lookup, on 2 workers", _UNEVEN_FAN, 2),
+    ("the most work below a step is not its longest chain, on 2 workers", _BY_WORK, 2),
 )
 _NO_WORSE = (
     ("the report plan on 2 workers", _REPORT, 2),
@@ -183,7 +219,10 @@ _NO_WORSE = (
 def longest_first(rewrite: Callable) -> Iterator[Case]:
     for what, plan, workers in _BETTER + _NO_WORSE:
         before = _span(plan, workers)
-        got, error = attempt(rewrite, plan, _durations_of(plan))
+        given = _durations_of(plan)
+        got, error = attempt(rewrite, plan, given)
+        if not error and given != _durations_of(plan):
+            error = "your function changed the durations dict it was handed"
         if error or not isinstance(got, Plan):
             yield Case(what, False, error or f"returned {type(got).__name__}, not a Plan")
             continue
@@ -193,6 +232,7 @@ def longest_first(rewrite: Callable) -> Iterator[Case]:
         after = _span(got, workers)
         better = (what, plan, workers) in _BETTER
         right = after < before if better else after <= before
+        right = right and after <= _span(_highest_level_first(plan), workers) + 1e-9
         need = "sooner than as written" if better else "no later than as written"
         yield Case(
             f"{what}: {need}",

@@ -67,6 +67,8 @@ _REPORT = Step(
     ("s4",),
 )
 
+_NO_QUESTION = Step("s2", "writer", "Write up the finding in one line.", ("s1",))
+
 _TOTALS_FINE = (
     ("the right total", _SUM_CALL, "1250", _PARTS),
     ("the right total, with a thousands separator", _SUM_CALL, "1,250", _PARTS),
@@ -81,6 +83,13 @@ _TOTALS_FINE = (
         _PARTS,
     ),
     ("a plausible total below the sum, above every part", _SUM_CALL, "700", _PARTS),
+    (
+        "a total equal to its largest part (the other parts are zero)",
+        _SUM_CALL,
+        "640",
+        {"s1": "0", "s2": "640", "s3": "0"},
+    ),
+    ("a step that asks no question", _NO_QUESTION, "Hollin: 215 people.", {"s1": "215"}),
 )
 _TOTALS_WRONG = (
     ("a call that subtracts where the question adds (the tool's result, -30)", _SWAPPED_CALL, "-30", _PARTS),
@@ -367,6 +376,14 @@ def installments(pay: Callable) -> Iterator[Case]:
         not error and ends,
         error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
     )
+    runs, error, _ = _installments(pay, chain, 2)
+    if not error and _runs(runs) and runs[-1].status == "done":  # exactly as many installments as it needs
+        again, error, _ = _installments(pay, chain, 2, max_installments=len(runs))
+        yield Case(
+            f"max_installments={len(runs)}, just what this run needs at 2 calls each: it finishes",
+            not error and _runs(again) and again[-1].status == "done",
+            error or f"{[getattr(r, 'status', r) for r in again] if _runs(again) else again!r}",
+        )
     for bound in (2, 3):
         runs, error, _ = _installments(pay, chain, 1, max_installments=bound)
         message = error.split(":", 1)[-1]

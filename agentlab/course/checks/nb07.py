@@ -250,12 +250,9 @@ def pick(choose: Callable[[Comparison], str]) -> Iterator[Case]:
 
 # --- 07.shapes -----------------------------------------------------------------------------------
 
-_SHAPES = {
-    "A": ({"react"}, "one lookup: nothing to plan or to run side by side"),
-    "B": ({"planner+workers"}, "eight independent slow calls: run them side by side"),
-    "C": ({"plan-execute", "planner+workers"}, "a long chain known in advance: plan once"),
-    "D": ({"react"}, "each step depends on what the last one found: no plan survives the first step"),
-}
+_TASKS = ("A", "B", "C", "D")
+# The key is the grader's (agentlab/course/hidden/nb07.py): a check that said how many choices are right
+# would let trial and error walk to it.
 
 
 @exercise(
@@ -265,14 +262,15 @@ _SHAPES = {
     "depend on each other? is each one a slow call? and how long is it: a loop re-reads its history",
 )
 def shapes(choice: Mapping[str, str]) -> Iterator[Case]:
-    # A multiple choice reports how many answers are right, not which.
     if not isinstance(choice, Mapping):
         yield Case("a dict from task letter to topology name", False, f"got {type(choice).__name__}")
         return
-    unknown = {k: v for k, v in choice.items() if k in _SHAPES and v not in _AGENTS}
-    if unknown:
-        yield Case("every choice names a topology", False, f"got {unknown}; choose from {', '.join(_AGENTS)}")
-    right = sum(choice.get(key) in fits for key, (fits, _why) in _SHAPES.items())
-    yield Case("the four tasks", right == len(_SHAPES), f"{right} of {len(_SHAPES)} right")
-    extra = sorted(set(choice) - set(_SHAPES))
+    unknown = {k: choice.get(k) for k in _TASKS if choice.get(k) not in _AGENTS}
+    yield Case(
+        "every task gets one topology's name", not unknown, f"got {unknown}; choose from {', '.join(_AGENTS)}"
+    )
+    extra = sorted(set(choice) - set(_TASKS))
     yield Case("no other tasks", not extra, f"unexpected keys {extra}")
+    yield Case(
+        "the answer is well formed: the choices themselves are marked by your instructor's grader", True
+    )

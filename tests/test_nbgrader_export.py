@@ -1,0 +1,91 @@
+"""`agentlab course export nbgrader DIR`, used by real nbgrader: generate_assignment releases no
+solutions and no hidden grading block, autograde gives an honest solved submission full marks and
+takes exactly an exercise's points from a submission that gets it wrong, generate_feedback writes
+the feedback. (nbgrader is the [nbgrader] extra; `make setup-test` installs it.)"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from agentlab.course.checks import exercises_of
+from agentlab.course.nbgrader import BEGIN_HIDDEN, export, scores
+
+KIT = Path(__file__).resolve().parents[1]
+ASSIGNMENT = "06_error_propagation"
+WRONG = ("def longest_winning_chain", "def longest_winning_chain(p, q):\n    return 0\n")  # 06.crossover
+
+
+def meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def test_every_notebook_exports_with_a_test_cell_and_points_per_exercise(tmp_path):
+    written = export(KIT, tmp_path)
+    assert (tmp_path / "nbgrader_config.py").exists()
+    assert len(written) == len(list((KIT / "solutions").glob("[0-9][0-9]_*.ipynb")))
+    for path in written:
+        cells = nbformat.read(path, as_version=4).cells
+        assert all(meta(c).get("schema_version") == 3 for c in cells)
+        ids = [meta(c)["grade_id"] for c in cells]
+        assert len(ids) == len(set(ids))
+        tests = [c for c in cells if meta(c).get("grade")]
+        assert all(meta(c)["locked"] and BEGIN_HIDDEN in c.source for c in tests)
+        assert sum(meta(c)["points"] for c in tests) == len(exercises_of(path.stem[:2]))
+        answers = [c for c in cells if meta(c).get("solution")]
+        assert answers and all("BEGIN SOLUTION" in c.source and not meta(c)["locked"] for c in answers)
+        others = [c for c in cells if c not in tests and c not in answers]
+        assert all(meta(c)["locked"] for c in others)
+
+
+def nbgrader(course: Path, *args: str) -> None:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.update(AGENTLAB_BACKEND="simulated", ANTHROPIC_API_KEY="")
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args, "--force"], cwd=course, env=env,
+        capture_output=True, text=True, timeout=400,
+    )
+    assert done.returncode == 0 and "ERROR" not in done.stderr, done.stderr[-3000:]
+
+
+def submit(course: Path, student: str, wrong: tuple[str, str] | None = None) -> None:
+    """The released notebook with the answer cells filled in: the solutions, one of them wrong if asked."""
+    source = nbformat.read(course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    answers = {meta(c)["grade_id"]: c.source for c in source.cells if meta(c).get("solution")}
+    notebook = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    for cell in notebook.cells:
+        if meta(cell).get("grade_id") in answers:
+            cell.source = answers[meta(cell)["grade_id"]]
+            if wrong and wrong[0] in cell.source:
+                cell.source = wrong[1]
+    path = course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, path)
+
+
+def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path):
+    course = tmp_path / "course"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentlab.course.cli", "course", "export", "nbgrader", str(course), "06"],
+        cwd=KIT, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "06_error_propagation: 3 answer cells, 3 points" in done.stdout
+    nbgrader(course, "generate_assignment", ASSIGNMENT)
+    released = (course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    solution = nbformat.read(KIT / "solutions" / f"{ASSIGNMENT}.ipynb", as_version=4)
+    for cell in solution.cells:  # no line of any solution region reaches the learner
+        lines = cell.source.splitlines()
+        if "# BEGIN SOLUTION" in lines:
+            region = lines[lines.index("# BEGIN SOLUTION") + 1 : lines.index("# END SOLUTION")]
+            assert not [line for line in region if line.strip() and line.strip() in released]
+    assert "HIDDEN TESTS" not in released and "grade(" not in released and "BEGIN SOLUTION" not in released
+    submit(course, "honest")
+    submit(course, "wrong", WRONG)
+    nbgrader(course, "autograde", ASSIGNMENT)
+    assert scores(course, ASSIGNMENT) == {"honest": (3.0, 3.0), "wrong": (2.0, 3.0)}
+    nbgrader(course, "generate_feedback", ASSIGNMENT)
+    for student in ("honest", "wrong"):
+        assert (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
