@@ -10,7 +10,7 @@ from agentlab.guardrails import Guard, Policy, guarded_team
 from agentlab.interop.otel import export_runs
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.planners import LLMPlanner
-from agentlab.recovery import Retry
+from agentlab.recovery import Replan, Retry
 from agentlab.run import orchestrate
 from agentlab.world import FUNCTIONS, TOOLS
 from agentlab.world.tasks import make_tasks
@@ -103,3 +103,17 @@ def test_a_batch_is_one_trace_per_run():
     ids, spans = spans_of(runs)
     assert len(set(ids)) == 10
     assert len(spans) == sum(2 + len(r.slots) + len(r.calls) for r in runs)
+
+
+def test_a_replan_is_an_event_and_a_second_plan_span_with_its_model_calls():
+    run = a_run(recovery=[Replan()], faults=[Fault(step="s2")])
+    assert run.replans == 1 and run.status == "done"
+    _, spans = spans_of([run])
+    root = next(s for s in spans if s.parent is None)
+    assert "agentlab.replanned" in [e.name for e in root.events]
+    [replan] = [s for s in spans if s.name == "plan replanner 1"]
+    assert replan.attributes["gen_ai.operation.name"] == "plan"
+    under = [s for s in spans if s.parent and s.parent.span_id == replan.context.span_id]
+    assert len(under) == sum(step == "replan1" for step, _, _ in run.calls) > 0
+    event = next(e for e in root.events if e.name == "agentlab.replanned")
+    assert replan.start_time == event.timestamp  # the replan's calls start when the run replanned
