@@ -344,6 +344,14 @@ def test_answers_cross_as_plain_data_so_odd_objects_gain_nothing():
     assert type(back(np.float64(0.5))) is float and back(np.arange(3)) == [0, 1, 2]
 
 
+def test_an_answer_template_left_as_shipped_crosses_as_itself_and_is_not_done():
+    from agentlab.course.grading import verdict
+
+    template = back({"p": "flat", "q": ..., "r": ..., "s": ...})
+    assert template == {"p": "flat", "q": ..., "r": ..., "s": ...}
+    assert verdict("01.when-hierarchy", template).status == "not done"  # not "failed": never written
+
+
 def test_the_grader_refuses_anything_but_plain_data_and_the_kits_classes():
     import pickle
 
