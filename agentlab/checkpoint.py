@@ -14,7 +14,7 @@ behind is removed by the next run that uses the path). One run at a time writes 
 (`claimed`): a second run given a path in use is refused, and reading it (`load`, from
 another notebook say) never disturbs the run writing it. It carries a format version, a
 fingerprint of the task and the plan it belongs to, and a checksum of its state,
-and its state must have the shape `STATE_SCHEMA` gives: resuming a different task
+and its state must have the shape `checkpoint_shape.STATE_SCHEMA` gives: resuming a different task
 or plan, a newer format, or a damaged file (not UTF-8, not JSON, edited, a field
 of the wrong type, a directory at the path) is a `CheckpointError` that says
 which, never a run that silently mixes two or a traceback from deep inside.
@@ -27,8 +27,11 @@ running when the process died is lost with the process: its calls were paid and
 never saved, so they are counted nowhere. The step runs again, and what it pays
 then is counted.
 
-The whole state is rewritten after every step: simple and safe, and quick enough
-for plans of tens or hundreds of steps (a longer run would append to a log instead).
+The whole file is rewritten after every step, simple and safe; what makes that quick is
+that each output, call and event is encoded and redacted once, on the save after it appears,
+and kept for the saves after (`_once`). A save still writes every byte saved so far, so with
+outputs of hundreds of KB a long run pays for it (see benchmarks/checkpoint_cost.py); a much
+longer run would append to a log instead.
 """
 
 from __future__ import annotations
@@ -40,16 +43,18 @@ import json
 import math
 import os
 import tempfile
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentlab.checkpoint_shape import shape_problem
 from agentlab.llm.base import Completion, redact
 from agentlab.llm.replay import completion_from_dict, completion_to_dict
-from agentlab.monitor import FAILURE_KINDS, Failure
+from agentlab.monitor import Failure
 from agentlab.plan import Plan, PlanError
 from agentlab.schedule import Slot
-from agentlab.trace import KINDS, Event, Run
+from agentlab.trace import Event, Run
 from agentlab.valid import hash_text, utf8_json
 
 try:
@@ -91,23 +96,75 @@ def _scrubbed(value: Any) -> Any:
 
 def save(path: str | os.PathLike, run: Run, now: float) -> None:
     """Write `run`'s state at time `now` (on its clock) to `path`, atomically."""
-    state = {
+    made = _made_for(run)  # each output, call and event is encoded and redacted once
+    items = {
+        "outputs": [(k, v, lambda v: v) for k, v in sorted(run.outputs.items())],
+        "calls": [(i, c, _encode_call) for i, c in enumerate(run.calls)],
+        "trace": [(i, e, _encode_event) for i, e in enumerate(run.trace)],
+        "slots": [(i, s, _encode_slot) for i, s in enumerate(run.slots)],
+        "failures": [(i, f, _encode_failure) for i, f in enumerate(run.failures)],
+    }
+    small = {
         "task": run.task,
         "plan0": run.plans[0].to_dict(),  # the plan the run started from: its fingerprint
         "plans": [p.to_dict() for p in run.plans],
-        "outputs": run.outputs,
-        "calls": [_encode_call(c) for c in run.calls],
-        "trace": [[e.time, e.kind, e.step_id, e.role, list(e.inputs), e.detail] for e in run.trace],
-        "slots": [[s.step_id, s.worker, s.start, s.end, s.where] for s in run.slots],
         "now": now,
         "attempts": run.attempts,
         "used": run.used,
         "replans": run.replans,
-        "failures": [[step_id, role, f.kind, f.message] for step_id, role, f in run.failures],
         "status": run.status,
         "reason": run.reason,
     }
-    _write(Path(path), run.task, run.plans[0], _scrubbed(state))
+    parts = {name: [_canonical(value)] for name, value in _scrubbed(small).items()}  # each a list of pieces
+    for name, listed in items.items():
+        texts = [_once(made, (name, key), value, how) for key, value, how in listed]
+        if name == "outputs":
+            texts = [f"{_canonical(k)}:{text}" for (k, _, _), text in zip(listed, texts, strict=True)]
+        parts[name] = ["{" if name == "outputs" else "[", texts, "}" if name == "outputs" else "]"]
+    _write(Path(path), run.task, run.plans[0], dict(sorted(parts.items())))
+
+
+_ITEM = ",\n   "  # between two items of a list in the file: one a line
+_made: dict[int, tuple[weakref.ref, dict]] = {}  # by id(run): each run's items, encoded and redacted
+
+
+def _made_for(run: Run) -> dict:
+    """The items of `run` already encoded (forgotten when the run is)."""
+    kept = _made.get(id(run))
+    if kept is None or kept[0]() is not run:
+        kept = _made[id(run)] = (weakref.ref(run), {})
+        weakref.finalize(run, _made.pop, id(run), None)
+    return kept[1]
+
+
+def _once(made: dict, key: tuple, value: Any, how: Any) -> str:
+    """`value`'s item of the state as canonical JSON text, redacted: made on its first save and
+    kept while the value is the same object (a finished step's output never changes), so a save
+    costs what changed, not the whole run's text again (redacting was most of a save's time)."""
+    kept = made.get(key)
+    if kept is None or kept[0] is not value:
+        text = _canonical(how(value))
+        clean = redact(text)
+        kept = made[key] = (value, clean if clean == text else _canonical(json.loads(clean)))
+    return kept[1]
+
+
+def _canonical(value: Any) -> str:
+    """JSON text as the checksum reads it: sorted keys, no spaces, characters as themselves."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _encode_event(e: Event) -> list[Any]:
+    return [e.time, e.kind, e.step_id, e.role, list(e.inputs), e.detail]
+
+
+def _encode_slot(s: Slot) -> list[Any]:
+    return [s.step_id, s.worker, s.start, s.end, s.where]
+
+
+def _encode_failure(failure: tuple[str, str, Failure]) -> list[Any]:
+    step_id, role, f = failure
+    return [step_id, role, f.kind, f.message]
 
 
 def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float:
@@ -161,16 +218,25 @@ def _decode_call(raw: list[Any]) -> tuple[str, str, Any]:
 # --- writing and reading ----------------------------------------------------------------------
 
 
-def _write(path: Path, task: str, plan: Plan, state: Mapping[str, Any]) -> None:
-    """Write `state` for the run of `plan` on `task` to `path`, atomically."""
-    document = {
-        "format": FORMAT,
-        "version": VERSION,
-        "fingerprint": fingerprint(task, plan),
-        "checksum": _digest(state),
-        "state": state,
-    }
-    data = utf8_json(document, indent=1)
+def _write(path: Path, task: str, plan: Plan, parts: Mapping[str, list]) -> None:
+    """Write the state for the run of `plan` on `task` to `path`, atomically. `parts`: each field
+    of the state as JSON text in pieces (an object's or a list's items in a list of their own):
+    joined without spaces for the checksum (`_digest` of the state read back), and one item a
+    line in the file, which stays readable."""
+
+    def joined(between: str, pieces: list) -> str:
+        return "".join(between.join(p) if isinstance(p, list) else p for p in pieces)
+
+    canonical = "{" + ",".join(f'"{name}":{joined(",", pieces)}' for name, pieces in parts.items()) + "}"
+    checksum = hashlib.sha256(hash_text(canonical)).hexdigest()
+    head = {"format": FORMAT, "version": VERSION, "fingerprint": fingerprint(task, plan)}
+    head["checksum"] = checksum
+    state = ",\n".join(f'  "{name}": {joined(_ITEM, pieces)}' for name, pieces in parts.items())
+    text = json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "state": {\n' + state + "\n }\n}\n"
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: every non-ASCII character escaped instead
+        data = utf8_json(json.loads(text), indent=1)
     if path.is_dir():
         raise CheckpointError(_a_directory(path))
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
@@ -203,7 +269,8 @@ def load(path: str | os.PathLike, task: str, plan: Plan | None = None) -> dict[s
         raise CheckpointError(
             f"checkpoint {name} is damaged: its state does not match its checksum (was the file edited?)"
         )
-    _check_shape(state, name)
+    if problem := shape_problem(state):
+        raise CheckpointError(f"checkpoint {name} is damaged: {problem}; {_AFRESH}")
     stored = document.get("fingerprint")
     if not isinstance(stored, dict):
         raise CheckpointError(f"checkpoint {name} is damaged: its fingerprint is not an object; {_AFRESH}")
@@ -298,67 +365,3 @@ def claimed(path: str | os.PathLike | None) -> Iterator[None]:
     finally:
         lock.unlink(missing_ok=True)  # before unlocking: a run waiting re-checks the file it locked
         os.close(handle)
-
-
-# --- the state's shape ------------------------------------------------------------------------
-
-_TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
-_SECONDS = {"type": "number", "minimum": 0}
-_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
-
-
-def _row(*items: dict) -> dict:
-    """A JSON array of exactly these items, in this order (a tuple in Python)."""
-    return {"type": "array", "prefixItems": list(items), "minItems": len(items), "items": False}
-
-
-def _list(items: dict) -> dict:
-    return {"type": "array", "items": items}
-
-
-def _map(values: dict) -> dict:
-    return {"type": "object", "additionalProperties": values}
-
-
-def _record(**fields: dict) -> dict:
-    return {"type": "object", "required": list(fields), "properties": fields}
-
-
-_COMPLETION = _record(  # as `llm.replay.completion_to_dict` writes one
-    text=_TEXT,
-    model=_TEXT,
-    backend=_TEXT,
-    usage={"type": "object", "properties": dict.fromkeys(_USAGE, _COUNT), "additionalProperties": False},
-    latency=_SECONDS,
-    data={},
-    tool_calls=_list(_record(id=_TEXT, name=_TEXT, args={"type": "object"})),
-    stop_reason=_TEXT,
-)
-
-STATE_SCHEMA = _record(  # what `save` writes, field by field
-    task=_TEXT,
-    plan0={"type": "object"},
-    plans={"type": "array", "items": {"type": "object"}, "minItems": 1},
-    outputs=_map(_TEXT),
-    calls=_list(_row(_TEXT, _TEXT, {"anyOf": [{**_record(value={}), "maxProperties": 1}, _COMPLETION]})),
-    trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT)),
-    slots=_list({**_row(_TEXT, _COUNT, _SECONDS, _SECONDS, _TEXT), "minItems": 4}),  # older: no `where`
-    now=_SECONDS,
-    attempts=_map(_COUNT),
-    used=_map(_map(_COUNT)),
-    replans=_COUNT,
-    failures=_list(_row(_TEXT, _TEXT, {"enum": list(FAILURE_KINDS)}, _TEXT)),
-    status=_TEXT,
-    reason=_TEXT,
-)
-
-
-def _check_shape(state: Any, name: str) -> None:
-    """A CheckpointError naming the first field of `state` that does not have the schema's shape."""
-    import jsonschema  # here: it takes a moment to import, and only a resume needs it
-
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(STATE_SCHEMA).iter_errors(state))
-    if error is not None:
-        where = "/".join(map(str, error.absolute_path)) or "the state"
-        said = error.message if len(error.message) <= 160 else error.message[:160] + "..."
-        raise CheckpointError(f"checkpoint {name} is damaged: {where}: {said}; {_AFRESH}")

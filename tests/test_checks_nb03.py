@@ -269,3 +269,37 @@ def test_score_catches_status_as_rightness_a_missing_all_row_and_unplanned_runs_
     mistake, line, capsys
 ):
     notebook_code.caught(capsys, "03.score", score_with(**mistake), line)
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def score_counting(counted):
+    """The solution's score, with calls counted by `counted(run)` instead of len(run.calls)."""
+
+    def score(tasks, solve):
+        rows = {}
+        for task in tasks:
+            run = solve(task.question)
+            for key in (task.family, "all"):
+                row = rows.setdefault(key, {"right": 0, "tasks": 0, "calls": 0})
+                row["right"] += task.check(run.deliverable)
+                row["tasks"] += 1
+                row["calls"] += counted(run)
+        for row in rows.values():
+            row["calls"] /= row["tasks"]
+        return rows
+
+    return score
+
+
+@pytest.mark.parametrize(
+    "counted",
+    [
+        lambda run: sum(1 for step, _, _ in run.calls if step != "plan" and not step.startswith("replan")),
+        lambda run: sum(1 for step, _, _ in run.calls if run.plan is not None and step in run.plan.ids),
+    ],
+    ids=["executors-only", "steps-of-the-plan-only"],
+)
+def test_score_catches_the_planners_calls_left_out(counted, capsys):
+    notebook_code.caught(capsys, "03.score", score_counting(counted), "✗ a mixed batch: all: got")

@@ -42,6 +42,14 @@ SOLVED = notebook(
 )
 
 
+def test_a_region_with_a_template_becomes_the_template_so_the_check_still_runs():
+    source = (
+        '# BEGIN SOLUTION\n# STUB choice = {"A": ..., "B": ...}\nchoice = {"A": 1, "B": 2}\n# END SOLUTION\n'
+        'check("x", choice)'
+    )
+    assert exercises.exercise_code(source) == 'choice = {"A": ..., "B": ...}\ncheck("x", choice)'
+
+
 def test_code_regions_become_stubs_at_their_indentation_and_the_rest_is_kept():
     ex = exercises.build_exercise(SOLVED)
     assert ex.cells[1].source == f"def chain(p, n):\n    {exercises.STUB}\n\nprint(1)"

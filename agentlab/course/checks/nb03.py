@@ -202,7 +202,10 @@ def _solver(tasks: list) -> Callable[[str], Run]:
         run = Run(task=question, plan=plan, status="done" if answer else "failed")
         if answer is not None:
             run.outputs["s1"] = answer
-        run.calls = [("s1", "writer", f"call {i}") for i in range(calls)]
+        # the planner's calls are the run's too: one to plan (paid even when no plan came of it), and a
+        # replan on the runs with four calls; the rest are the writer's
+        planner = [("plan", "planner", "call 0")] + ([("replan1", "planner", "call 1")] if calls == 4 else [])
+        run.calls = planner + [("s1", "writer", f"call {i}") for i in range(len(planner), calls)]
         return run
 
     return solve

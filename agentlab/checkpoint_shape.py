@@ -1,0 +1,72 @@
+"""The shape a checkpoint's state must have (`checkpoint.py` saves it, and reads it back only if
+it has this shape): a JSON Schema, field by field, so that a damaged or edited file is refused
+naming the first field that is wrong, never resumed into a run that crashes later."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentlab.monitor import FAILURE_KINDS
+from agentlab.trace import KINDS
+
+_TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
+_SECONDS = {"type": "number", "minimum": 0}
+_USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
+
+
+def _row(*items: dict) -> dict:
+    """A JSON array of exactly these items, in this order (a tuple in Python)."""
+    return {"type": "array", "prefixItems": list(items), "minItems": len(items), "items": False}
+
+
+def _list(items: dict) -> dict:
+    return {"type": "array", "items": items}
+
+
+def _map(values: dict) -> dict:
+    return {"type": "object", "additionalProperties": values}
+
+
+def _record(**fields: dict) -> dict:
+    return {"type": "object", "required": list(fields), "properties": fields}
+
+
+_COMPLETION = _record(  # as `llm.replay.completion_to_dict` writes one
+    text=_TEXT,
+    model=_TEXT,
+    backend=_TEXT,
+    usage={"type": "object", "properties": dict.fromkeys(_USAGE, _COUNT), "additionalProperties": False},
+    latency=_SECONDS,
+    data={},
+    tool_calls=_list(_record(id=_TEXT, name=_TEXT, args={"type": "object"})),
+    stop_reason=_TEXT,
+)
+
+STATE_SCHEMA = _record(  # what `save` writes, field by field
+    task=_TEXT,
+    plan0={"type": "object"},
+    plans={"type": "array", "items": {"type": "object"}, "minItems": 1},
+    outputs=_map(_TEXT),
+    calls=_list(_row(_TEXT, _TEXT, {"anyOf": [{**_record(value={}), "maxProperties": 1}, _COMPLETION]})),
+    trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT)),
+    slots=_list({**_row(_TEXT, _COUNT, _SECONDS, _SECONDS, _TEXT), "minItems": 4}),  # older: no `where`
+    now=_SECONDS,
+    attempts=_map(_COUNT),
+    used=_map(_map(_COUNT)),
+    replans=_COUNT,
+    failures=_list(_row(_TEXT, _TEXT, {"enum": list(FAILURE_KINDS)}, _TEXT)),
+    status=_TEXT,
+    reason=_TEXT,
+)
+
+
+def shape_problem(state: Any) -> str | None:
+    """The first field of `state` that does not have the schema's shape, and how, or None."""
+    import jsonschema  # here: it takes a moment to import, and only a resume needs it
+
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(STATE_SCHEMA).iter_errors(state))
+    if error is None:
+        return None
+    where = "/".join(map(str, error.absolute_path)) or "the state"
+    said = error.message if len(error.message) <= 160 else error.message[:160] + "..."
+    return f"{where}: {said}"
