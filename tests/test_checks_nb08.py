@@ -99,7 +99,7 @@ def test_threshold_lines_never_print_the_threshold_and_the_hint_says_where_to_lo
 
 def test_handoff_audit_passes_the_solution(capsys):
     check("08.handoff-audit", solution("lost_requests"))
-    assert "All 9 checks passed." in capsys.readouterr().out
+    assert "All 11 checks passed." in capsys.readouterr().out
 
 
 def by_the_note(run):
@@ -145,3 +145,41 @@ def test_handoff_audit_fails_an_answer_that_is_not_a_list_of_transfers(capsys):
     assert "✗ notebook 07's four-hop chain, the note alone: got a set, not a list of transfers" in (
         capsys.readouterr().out
     )
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def any_content_counts(run):
+    """Looks in every message's content as a whole, so a tool result that quotes the request counts."""
+    return [t for t in run.transfers if not any(run.task in str(m["content"]) for m in t.sent)]
+
+
+def first_message_only(run):
+    """Reads the text of the first message the receiver got, and nothing after it."""
+
+    def text(message):
+        content = message["content"]
+        if isinstance(content, str):
+            return content
+        return " ".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+    return [t for t in run.transfers if not t.sent or run.task not in text(t.sent[0])]
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (
+            any_content_counts,
+            "✗ a tool result that quotes the request, after a note: only text counts: got []",
+        ),
+        (
+            first_message_only,
+            "✗ the request in the third message the receiver starts from: got [triage -> analyst]",
+        ),
+    ],
+    ids=["tool-result-counts", "first-message-only"],
+)
+def test_handoff_audit_catches_a_quoting_tool_result_and_reading_only_the_first_message(wrong, line, capsys):
+    notebook_code.caught(capsys, "08.handoff-audit", wrong, line)

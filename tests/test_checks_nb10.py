@@ -40,7 +40,7 @@ def test_speedup_fails_a_formula_with_fractional_rounds(capsys):
     def without_rounds(tasks, workers, seconds, overhead):  # W·t/(t+o): a full last round, W ≤ N
         return workers * seconds / (seconds + overhead)
 
-    with pytest.raises(CheckFailed, match="count the rounds"):
+    with pytest.raises(CheckFailed, match="how many rounds the workers go through"):
         check("10.speedup", without_rounds)
     out = capsys.readouterr().out
     assert "✗ 9 tasks of 1 s on 4 workers" in out and "✗ 3 tasks of 5 s on 8 workers" in out
@@ -182,3 +182,11 @@ def test_travel_fails_a_builder_that_returns_a_plain_function(capsys):
     with pytest.raises(CheckFailed):
         check("10.travel", lambda path: (lambda step, context: "unknown"))
     assert "✗ census_clerk(path) builds an Agent for the role \"clerk\"" in capsys.readouterr().out
+
+
+def test_the_hints_point_at_the_mistake_without_stating_the_formula():
+    from agentlab.course.checks import find
+
+    for exercise in ("10.speedup", "10.break-even"):
+        hint = find(exercise).hint
+        assert not any(sign in hint for sign in ("⌈", "·", "N/W", "(t + o)")), hint

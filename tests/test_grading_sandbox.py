@@ -33,6 +33,13 @@ WRONG = """def longest_chain(plan, durations):
     return [last.id if hasattr(last, "id") else last], 1.0"""
 STUB = 'def longest_chain(plan, durations):\n    raise NotImplementedError("Exercise: write this part.")'
 IMPORTS = "from agentlab.course.checks import check\nfrom agentlab.course import checks"
+CHECK_ALL = """for key, name in (("02.critical-path", "longest_chain"), ("02.makespan", "finish_time"),
+                  ("02.longest-first", "longest_chain_first")):
+    if name in globals():
+        try:
+            check(key, globals()[name])
+        except Exception:
+            pass"""
 SWALLOW = 'try:\n    check("02.critical-path", longest_chain)\nexcept Exception:\n    pass'
 
 ATTACKS = {
@@ -70,10 +77,10 @@ checks._record = lying""",
     ],
     # the reference helper the check compares against patched to agree with the wrong answer
     "reference": [
-        WRONG,
-        """from agentlab.plan import Plan
-Plan.critical_path = lambda self, durations: longest_chain(self, durations)""",
-        SWALLOW,
+        """import agentlab.course.checks.nb02 as module
+module._span = lambda plan, workers: 1.0
+finish_time = lambda plan, durations, workers: 1.0""",
+        CHECK_ALL,
     ],
     # check called again with a lambda that uses the helper the exercise forbids
     "lambda": [STUB, 'check("02.critical-path", lambda plan, durations: plan.critical_path(durations))'],
@@ -83,7 +90,8 @@ Plan.critical_path = lambda self, durations: longest_chain(self, durations)""",
 from agentlab.schedule import makespan, virtual_schedule
 kept = Plan.critical_path
 longest_chain = lambda plan, durations: kept(plan, durations)
-finish_time = lambda plan, durations, workers: makespan(virtual_schedule(plan, durations, workers))"""
+finish_time = lambda plan, durations, workers: makespan(virtual_schedule(plan, durations, workers))""",
+        CHECK_ALL,
     ],
     # the instructor's solutions, found next to the installed kit
     "solutions": [
@@ -91,8 +99,12 @@ finish_time = lambda plan, durations, workers: makespan(virtual_schedule(plan, d
 from pathlib import Path
 found = Path(agentlab.__file__).resolve().parents[1] / "solutions" / "02_plans_are_dags.ipynb"
 for cell in json.loads(found.read_text())["cells"]:
-    if cell["cell_type"] == "code" and "BEGIN SOLUTION" in "".join(cell["source"]):
-        exec("".join(cell["source"]))"""
+    if cell["cell_type"] == "code" and "check(" not in "".join(cell["source"]):
+        try:
+            exec("".join(cell["source"]))
+        except Exception:
+            pass""",
+        CHECK_ALL,
     ],
     # a classmate's notebook, one folder up
     "classmate": [
@@ -100,8 +112,12 @@ for cell in json.loads(found.read_text())["cells"]:
 from pathlib import Path
 found = Path.cwd().parent / "alice" / "02_plans_are_dags.ipynb"
 for cell in json.loads(found.read_text())["cells"]:
-    if cell["cell_type"] == "code" and "def " in "".join(cell["source"]):
-        exec("".join(cell["source"]))"""
+    if cell["cell_type"] == "code" and "check(" not in "".join(cell["source"]):
+        try:
+            exec("".join(cell["source"]))
+        except Exception:
+            pass""",
+        CHECK_ALL,
     ],
     # a check module rewritten on disk, so the next learner's wrong answer passes
     "rewrite": [
@@ -115,15 +131,20 @@ except OSError as error:
     print(error)""",
         WRONG,
     ],
-    # the grader's process killed: its parent, and every process it can see
+    # the grader's process killed: the kernel's parent and every ancestor above it (never a scan of all
+    # processes: should the sandbox ever fail open, this kills the test run, not the machine)
     "kill": [
         """import os, signal
-for pid in [int(p) for p in os.listdir("/proc") if p.isdigit()] + [os.getppid()]:
-    if pid not in (0, os.getpid()):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass""",
+pid, ancestors = os.getppid(), []
+while pid > 1:
+    ancestors.append(pid)
+    with open(f"/proc/{pid}/stat") as stat:
+        pid = int(stat.read().rsplit(")", 1)[1].split()[1])
+for pid in ancestors + [1]:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass""",
         WRONG,
     ],
     # a number whose arithmetic and == always agree, and strings that equal every answer
@@ -139,7 +160,8 @@ def finish_time(plan, durations, workers):
 class Path(list):
     def __eq__(self, other): return True
 def longest_chain(plan, durations):
-    return Path(["nowhere"]), Anything(0.0)"""
+    return Path(["nowhere"]), Anything(0.0)""",
+        CHECK_ALL,
     ],
 }
 
@@ -169,7 +191,7 @@ def graded_class(tmp_path_factory):
         shutil.copy(SOLVED_02, paths[f"{section}/alice"])
     for name, cells in ATTACKS.items():
         paths[f"a/{name}"] = write(tmp / "a" / name / NAME_02, *cells)
-    paths["a/trent"] = write(tmp / "a" / "trent" / NAME_02, WRONG)  # graded after the rewrite
+    paths["a/trent"] = write(tmp / "a" / "trent" / NAME_02, WRONG, CHECK_ALL)  # graded after the rewrite
     misfiled = tmp / "a" / "misfiled" / NAME_02  # the kit's exercise 06, saved under 02's name
     misfiled.parent.mkdir()
     shutil.copy(ROOT / "exercises" / "06_error_propagation.ipynb", misfiled)
@@ -320,6 +342,14 @@ def test_answers_cross_as_plain_data_so_odd_objects_gain_nothing():
     assert back(lambda: 1) == ("learner's", "function")  # behaviour stays in the sandbox
     np = pytest.importorskip("numpy")
     assert type(back(np.float64(0.5))) is float and back(np.arange(3)) == [0, 1, 2]
+
+
+def test_an_answer_template_left_as_shipped_crosses_as_itself_and_is_not_done():
+    from agentlab.course.grading import verdict
+
+    template = back({"p": "flat", "q": ..., "r": ..., "s": ...})
+    assert template == {"p": "flat", "q": ..., "r": ..., "s": ...}
+    assert verdict("01.when-hierarchy", template).status == "not done"  # not "failed": never written
 
 
 def test_the_grader_refuses_anything_but_plain_data_and_the_kits_classes():

@@ -2,15 +2,17 @@
 retries, guard decisions. (The same spans over OTLP/HTTP into a real tracing UI:
 tests/test_interop_phoenix.py.)"""
 
+from dataclasses import replace
+
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentlab.agents import WORLD_ROLES, ToolFunction, world_team
 from agentlab.faults import Fault
 from agentlab.guardrails import Guard, Policy, guarded_team
-from agentlab.interop.otel import export_runs
+from agentlab.interop.otel import LiveTrace, export_runs
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.planners import LLMPlanner
-from agentlab.recovery import Retry
+from agentlab.recovery import Replan, Retry
 from agentlab.run import orchestrate
 from agentlab.world import FUNCTIONS, TOOLS
 from agentlab.world.tasks import make_tasks
@@ -103,3 +105,52 @@ def test_a_batch_is_one_trace_per_run():
     ids, spans = spans_of(runs)
     assert len(set(ids)) == 10
     assert len(spans) == sum(2 + len(r.slots) + len(r.calls) for r in runs)
+
+
+def test_a_replan_is_an_event_and_a_second_plan_span_with_its_model_calls():
+    run = a_run(recovery=[Replan()], faults=[Fault(step="s2")])
+    assert run.replans == 1 and run.status == "done"
+    _, spans = spans_of([run])
+    root = next(s for s in spans if s.parent is None)
+    assert "agentlab.replanned" in [e.name for e in root.events]
+    [replan] = [s for s in spans if s.name == "plan replanner 1"]
+    assert replan.attributes["gen_ai.operation.name"] == "plan"
+    under = [s for s in spans if s.parent and s.parent.span_id == replan.context.span_id]
+    assert len(under) == sum(step == "replan1" for step, _, _ in run.calls) > 0
+    event = next(e for e in root.events if e.name == "agentlab.replanned")
+    assert replan.start_time == event.timestamp  # the replan's calls start when the run replanned
+
+
+def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
+    llm = SimulatedLLM(seed=0)
+    team = world_team(llm)
+    task = make_tasks(3, seed=1)[2].question
+    exporter = InMemorySpanExporter()
+    live = LiveTrace(task, exporter=exporter)
+    seen = []  # what had left when each step began
+
+    def watch(agent):
+        def act(step, context):
+            seen.append(len(exporter.get_finished_spans()))
+            return agent.act(step, context)
+
+        return replace(agent, act=act)
+
+    watched = {role: watch(agent) for role, agent in live.team(team).items()}
+    run = orchestrate(task, live.planner(LLMPlanner(llm, team)), watched, recovery=[Retry(2)],
+                      faults=[Fault(step="s1", times=1)])
+    assert seen[0] == 2 and seen == sorted(seen) and seen[-1] > seen[0]  # the plan (and its call) first
+    before_close = exporter.get_finished_spans()
+    assert all(s.parent is not None for s in before_close)  # everything but the root had left
+    trace_id = live.close(run)
+    spans = exporter.get_finished_spans()
+    attempts = len(run.slots) - 1  # the injected fault stops the first attempt before its agent runs
+    assert len(spans) == len(before_close) + 1 == 2 + attempts + len(run.calls)
+    assert {format(s.context.trace_id, "032x") for s in spans} == {trace_id}
+    root = next(s for s in spans if s.parent is None)
+    assert [(e.name, e.attributes["agentlab.step.id"]) for e in root.events] == [
+        ("agentlab.failed", "s1"), ("agentlab.retried", "s1")
+    ]
+    faults = [Fault(step="s1", times=1)]
+    plain = orchestrate(task, LLMPlanner(llm, team), team, recovery=[Retry(2)], faults=faults)
+    assert (plain.outputs, plain.status) == (run.outputs, run.status)  # tracing changes nothing

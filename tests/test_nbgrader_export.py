@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from agentlab.course.checks import exercises_of
 from agentlab.course.nbgrader import BEGIN_HIDDEN, export, scores
@@ -89,3 +90,13 @@ def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path):
     nbgrader(course, "generate_feedback", ASSIGNMENT)
     for student in ("honest", "wrong"):
         assert (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
+
+
+def test_the_hidden_block_runs_the_instructors_grading_cases_too():
+    from agentlab.course.hidden.nb01 import WHEN
+    from agentlab.course.nbgrader import GradingFailed, grade
+
+    grade("01.when-hierarchy", dict(WHEN))  # the key: passes
+    wrong = {**WHEN, "p": "hierarchy"}  # well-formed, so only the instructor's key can tell
+    with pytest.raises(GradingFailed, match="01.when-hierarchy: 1 of .* grading cases failed"):
+        grade("01.when-hierarchy", wrong)

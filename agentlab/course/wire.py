@@ -30,11 +30,13 @@ import threading
 from typing import Any
 
 PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
+PLAIN += (type(Ellipsis),)  # the `...` an exercise's answer template holds until it is filled in
 _BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
 _ALLOWED_BUILTINS = {("builtins", t.__name__) for t in (*_BASES, bytearray, range, slice)} | {
     (c.__module__, c.__name__) for c in (collections.OrderedDict, collections.Counter, collections.deque)
 }
 _ALLOWED_BUILTINS |= {("collections", "defaultdict"), ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath")}
+_ALLOWED_BUILTINS |= {("builtins", "Ellipsis")}
 MAX_FRAME = 64 * 2**20  # a learner's answer larger than 64 MB is refused, not read
 
 

@@ -16,13 +16,17 @@ attribute, so the price in USD is `agentlab.cost_usd`. Phoenix-style `openinfere
 
     from agentlab.interop.otel import export_runs
     export_runs([run], "http://127.0.0.1:6006/v1/traces")
+
+`LiveTrace` sends the spans while a run is going on instead, on the wall clock: it wraps the
+planner and each agent of the team, and each span leaves as soon as its part is done.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from agentlab.interop import require
@@ -34,9 +38,10 @@ from opentelemetry import trace as otel  # noqa: E402
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter  # noqa: E402
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter  # noqa: E402
 from opentelemetry.trace import SpanKind, Status, StatusCode  # noqa: E402
 
+from agentlab.agents import Agent  # noqa: E402
 from agentlab.llm.usage import PRICES, cost  # noqa: E402
 from agentlab.trace import Run  # noqa: E402
 
@@ -223,6 +228,93 @@ def _chat_spans(tracer, ns, parent, calls: list, at: float) -> float:
         at += c.latency
         span.end(end_time=ns(at))
     return at
+
+
+class LiveTrace:
+    """One run's trace, sent span by span as the run goes (wall-clock times):
+
+        live = LiveTrace(task, "http://127.0.0.1:6006/v1/traces")
+        run = orchestrate(task, live.planner(planner), live.team(team))
+        live.close(run)
+
+    The root span opens now; a `plan` span is sent when the planner returns, an `execute_tool`
+    or `invoke_agent` span (with its `chat` spans) when each agent returns, one that raised with
+    status ERROR; `close` adds the failures and recovery events (an attempt can fail before its
+    agent runs: an injected fault, a timeout) and the run's status, and ends the root."""
+
+    def __init__(self, task: str, endpoint: str = "http://127.0.0.1:6006/v1/traces", *,
+                 exporter: SpanExporter | None = None, service: str = "agentlab", project: str = "agentlab",
+                 timeout: float = 10.0):
+        resource = Resource.create({"service.name": service, "openinference.project.name": project})
+        self.provider = TracerProvider(resource=resource)
+        exporter = exporter or OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+        self.provider.add_span_processor(SimpleSpanProcessor(exporter))  # each span leaves when it ends
+        self.tracer = self.provider.get_tracer("agentlab.interop.otel")
+        self.start = time.time()
+        attributes = {"gen_ai.operation.name": "invoke_workflow", "openinference.span.kind": "CHAIN",
+                      "input.value": task}
+        self.root = self.tracer.start_span("invoke_workflow planner-executor", attributes=attributes)
+        self.parent = otel.set_span_in_context(self.root)
+
+    def _ns(self, seconds: float) -> int:  # seconds since this trace began -> epoch nanoseconds
+        return _ns(self.start) + _ns(seconds)
+
+    def planner(self, planner):
+        """`planner`, with a `plan` span (and its model calls) sent when it returns."""
+
+        def plan(task: str):
+            began = time.time() - self.start
+            result = planner(task)
+            calls = list(getattr(result, "calls", ()))
+            _plan_span(self.tracer, self._ns, self.parent, "planner", calls, began, result)
+            return result
+
+        return plan
+
+    def team(self, team: Mapping[str, Agent]) -> dict[str, Agent]:
+        """The same agents, each attempt at a step sent as a span when it ends."""
+        return {role: replace(agent, act=self._traced(agent)) for role, agent in team.items()}
+
+    def _traced(self, agent: Agent):
+        def act(step, context):
+            began = time.time() - self.start
+            tool = step.tool
+            attributes = {
+                "gen_ai.operation.name": "execute_tool" if tool else "invoke_agent",
+                "openinference.span.kind": "TOOL" if tool else "AGENT",
+                "agentlab.step.id": step.id,
+                ("gen_ai.tool.name" if tool else "gen_ai.agent.name"): tool or agent.role,
+            }
+            name = f"execute_tool {tool}" if tool else f"invoke_agent {agent.role}"
+            span = self.tracer.start_span(name, context=self.parent, start_time=self._ns(began),
+                                          attributes=attributes)
+            try:
+                result = agent.act(step, context)
+            except Exception as error:
+                span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
+                span.end()
+                raise
+            calls = list(getattr(result, "calls", ()))
+            _chat_spans(self.tracer, self._ns, otel.set_span_in_context(span), calls, began)
+            span.set_attribute("output.value", getattr(result, "output", result))
+            span.end()
+            return result
+
+        return act
+
+    def close(self, run: Run) -> str:
+        """Add the run's recovery events and status, end the root span, flush; returns the trace id."""
+        for event in run.trace:  # failures too: an attempt can fail before its agent runs (a fault)
+            if event.kind in RECOVERY or event.kind == "failed":
+                attributes = {"agentlab.step.id": event.step_id, "agentlab.detail": event.detail}
+                self.root.add_event(f"agentlab.{event.kind}", attributes)
+        self.root.set_attribute("agentlab.status", run.status)
+        self.root.set_attribute("output.value", str(run.deliverable))
+        if run.status != "done":
+            self.root.set_status(Status(StatusCode.ERROR, run.reason or run.status))
+        self.root.end()
+        self.provider.shutdown()
+        return format(self.root.get_span_context().trace_id, "032x")
 
 
 def _guard_entries(audit: Any) -> dict[str, list]:

@@ -163,7 +163,7 @@ def check(exercise_id: str, answer: Any) -> None:
     passed = failed = 0
     first = ""  # the first failing line, for the grader's report
     try:
-        if _unwritten(answer):
+        if unwritten(answer):
             raise NotImplementedError(STUB_MESSAGE)
         for case in ex.cases(answer):
             mark = "✓" if case.passed else "✗"
@@ -191,14 +191,14 @@ def check(exercise_id: str, answer: Any) -> None:
     print(f"All {passed} checks passed." if passed > 1 else "The check passed.")
 
 
-def _unwritten(answer: Any) -> bool:
+def unwritten(answer: Any) -> bool:
     """Whether an answer still holds the exercise's `...` placeholders (`{"A": ..., "B": ...}`)."""
     if answer is Ellipsis:
         return True
     if isinstance(answer, dict):
-        return any(_unwritten(v) for v in answer.values())
+        return any(unwritten(v) for v in answer.values())
     if isinstance(answer, list | tuple | set | frozenset):
-        return any(_unwritten(v) for v in answer)
+        return any(unwritten(v) for v in answer)
     return False
 
 

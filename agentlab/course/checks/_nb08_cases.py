@@ -125,6 +125,11 @@ def audit_cases() -> tuple[tuple[str, HandoffRun], ...]:
         "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "Transferred."}],
     }
     relayed = {"role": "user", "content": handoff_request(_NOTE, "researcher")}
+    echo = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "t2", "content": f"Logged: {_REQUEST}"}],
+    }
+    greeting = {"role": "user", "content": "Hello, records office."}
     return (
         ("notebook 07's four-hop chain, the request forwarded", handoff(chain, llm, carry="intent")),
         ("notebook 07's four-hop chain, the note alone", handoff(chain, llm, carry="note")),
@@ -148,4 +153,15 @@ def audit_cases() -> tuple[tuple[str, HandoffRun], ...]:
             _log(_REQUEST, ("triage", "analyst", f"The user asked: {_REQUEST}", [relayed])),
         ),
         ("no transfer at all", _log(_REQUEST)),
+        (
+            "a tool result that quotes the request, after a note: only text counts",
+            _log(_REQUEST, ("triage", "analyst", _NOTE, [relayed, echo])),
+        ),
+        (
+            "the request in the third message the receiver starts from",
+            _log(
+                _REQUEST,
+                ("triage", "analyst", _NOTE, [greeting, {"role": "assistant", "content": "Yes?"}, user]),
+            ),
+        ),
     )

@@ -55,8 +55,9 @@ def _speedup(tasks: int, workers: int, seconds: float, overhead: float) -> float
 @exercise(
     "10.speedup",
     "Predict a batch's speedup on a cluster",
-    hint="count the rounds the workers go through, ⌈N/W⌉, with a last round that may not be full (and "
-    "more workers than tasks); and charge the overhead to every task, not once for the batch",
+    hint="look at how many rounds the workers go through when the tasks do not divide evenly among them "
+    "(and when there are more workers than tasks), and at who pays the overhead: the batch once, or "
+    "every task that travels?",
 )
 def speedup(predict: Callable[[int, int, float, float], float]) -> Iterator[Case]:
     for what, tasks, workers, seconds, overhead in _SPEEDUP_CASES:
@@ -85,8 +86,9 @@ def _break_even(tasks: int, workers: int, overhead: float) -> float | None:
 @exercise(
     "10.break-even",
     "The step length from which a cluster pays",
-    hint="set N·t equal to ⌈N/W⌉·(t + o) and solve for t, with the rounds counted exactly (a small batch "
-    "is not a large one); then ask when the equation has no positive answer: one worker, or one task",
+    hint="write two times as functions of a task's seconds, one worker's and the cluster's, and find where "
+    "they meet; count the cluster's rounds as exactly as in the last exercise (a small batch is not a "
+    "large one), and ask for which batches the two never meet",
 )
 def break_even(find: Callable[[int, int, float], float | None]) -> Iterator[Case]:
     for what, tasks, workers, overhead in _BREAK_EVEN_CASES:
