@@ -58,9 +58,14 @@ lab: setup $(LAB_SETTINGS)
 		--LabApp.default_url=/lab/tree/$(START) --ServerApp.terminado_settings=shell_command="$${SHELL:-/bin/sh}" \
 		$(ROOT_ARGS) $(LAB_ARGS)
 
-# The tests always run on the simulated backend, whatever keys this shell holds.
+# The tests always run on the simulated backend, whatever keys this shell holds. They run in
+# parallel, one process per core (`make test JOBS=1` for one at a time); each file stays on one
+# process (--dist loadfile), so a notebook's cells run in order in one kernel. pytest's exit code
+# is make's: a failed test fails `make test`, and so does finding no tests at all (exit 5).
+JOBS ?= auto
 test: setup-test lint
-	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest tests --nbval --nbval-current-env $(NOTEBOOKS)
+	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest -n $(JOBS) --dist loadfile \
+		tests --nbval --nbval-current-env $(NOTEBOOKS)
 
 lint: setup-test
 	$(BIN)/ruff check agentlab tests

@@ -159,7 +159,7 @@ def pool_failure(error: BaseException) -> str:
     if name == "KilledWorker":  # Dask's: the worker's process died running it
         return f"the worker running it died ({name}: {said})"
     if isinstance(error, futures.CancelledError):
-        return f"the pool cancelled it ({name})"
+        return f"the pool cancelled it ({name}): was the cluster closed, or its scheduler lost?"
     if isinstance(error, pickle.PicklingError) or "pickle" in said or "serializ" in said:
         return f"it could not travel to or from the worker ({name}: {said})"
     return f"the pool could not run it ({name}: {said})"

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from agentlab.llm.base import Usage
 from agentlab.llm.usage import cost
 from agentlab.valid import number
 
@@ -48,10 +49,13 @@ def spent(calls: Iterable[tuple[str, str, Any]], seconds: float = 0.0) -> Spent:
     n, tokens, dollars = 0, 0, 0.0
     for _step, _role, completion in calls:
         n += 1
-        tokens += completion.usage.total_tokens
+        usage = getattr(completion, "usage", None)
+        if not isinstance(usage, Usage):
+            continue  # a call recorded as a plain value: counted, with no tokens or price known
+        tokens += usage.total_tokens
         try:
-            dollars += cost(completion.model, completion.usage)
-        except ValueError:
+            dollars += cost(completion.model, usage)
+        except (ValueError, TypeError):
             pass
     return Spent(n, tokens, dollars, seconds)
 

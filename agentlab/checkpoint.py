@@ -185,10 +185,25 @@ def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float
         run.failures = [(i, role, Failure(kind, message)) for i, role, kind, message in state["failures"]]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {name} cannot be resumed: {type(e).__name__}: {e}") from None
+    if problem := _inconsistent(run):  # a file edited and sealed again with a fresh checksum
+        raise CheckpointError(f"checkpoint {name} is damaged: {problem}; {_AFRESH}")
     left = [s.id for s in run.plan if s.id not in run.outputs]
     detail = f"resumed from a checkpoint: {len(run.outputs)} step(s) done, to do: {', '.join(left) or 'none'}"
     run.trace.add(Event(now, "resumed", "run", "-", (), detail))
     return now
+
+
+def _inconsistent(run: Run) -> str | None:
+    """What in a restored state contradicts the rest of it (a run saves none of these), or None:
+    an output, attempt or failure for a step no plan has, or a step done that was never tried."""
+    steps = {step.id for plan in run.plans for step in plan}
+    for what, ids in (("an output", run.outputs), ("attempts", run.attempts),
+                      ("a failure", [i for i, _, _ in run.failures])):
+        if stray := sorted(set(ids) - steps):
+            return f"it holds {what} for step {stray[0]!r}, which no plan of the run has"
+    if untried := sorted(i for i in run.outputs if run.attempts.get(i, 0) < 1):
+        return f"step {untried[0]!r} has an output but was never tried"
+    return None
 
 
 def first_plan(path: str | os.PathLike, task: str) -> Plan:

@@ -158,7 +158,8 @@ class TasksFailed(RuntimeError):
         self.results, self.failures = results, failures
         first = min(failures)
         super().__init__(
-            f"{len(failures)} of {len(results)} task(s) failed; the first, task {first}: {failures[first]} "
+            f"{len(failures)} of {len(results)} task(s) failed; "
+            f"the first, task {first}: {_line(failures[first])} "
             "(the others' results are in this error's `results`)"
         )
 
@@ -172,12 +173,20 @@ def dashboard(client: Any) -> str | None:
     return client.dashboard_link
 
 
+def _line(text: str, width: int = 200) -> str:
+    """A failure in one line: its first line, and its last when there are more (a traceback's
+    first line and the error it ends with), cut at `width` characters."""
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()] or [""]
+    said = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
+    return said if len(said) <= width else said[: width - 3] + "..."
+
+
 def _failure(error: BaseException) -> str:
     from agentlab.attempt import pool_failure
 
     if type(error).__name__ == "KilledWorker":
         return pool_failure(error)
-    return f"{type(error).__name__}: {error}"
+    return _line(f"{type(error).__name__}: {error}")
 
 
 def _cannot_send(run_one: Callable[[Any], Any], tasks: list[Any], error: Exception) -> str:

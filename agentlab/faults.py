@@ -56,7 +56,8 @@ class Fault:
         if self.times is not None:
             every = "a whole number >= 1 (or None for every attempt)"
             number(self.times, "a fault's times", minimum=1, whole=True, must_be=every)
-        number(self.seconds, "a fault's seconds", minimum=0, maximum=MAX_TIMEOUT)  # a real clock sleeps it
+        most = f"a number >= 0 (at most {MAX_TIMEOUT:g}, a day: a real clock sleeps it)"
+        number(self.seconds, "a fault's seconds", minimum=0, maximum=MAX_TIMEOUT, must_be=most)
 
     def hits(self, step_id: str, role: str, attempt: int) -> bool:
         """Does attempt number `attempt` (from 1) at step `step_id`, by `role`, fail?"""

@@ -39,6 +39,7 @@ from agentlab.valid import MAX_TIMEOUT, number
 from agentlab.world import FUNCTIONS, QuestionError, ToolError, check_answer, gold_answer
 
 FAILURE_KINDS = ("error", "timeout", "sentinel", "check")
+_SECONDS = f"a number > 0 (at most {MAX_TIMEOUT:g} s, a day)"  # a code check's time limit
 FAILED = "FAILED"  # an agent that cannot do its step may answer with this word first
 
 Check = Callable[[Step, str, Context], "str | None"]
@@ -186,7 +187,7 @@ def run_python(code: str, timeout: float = 5.0) -> CodeResult:
     """Run `code` in a fresh Python process (isolated mode, no user site or environment
     hooks), killed after `timeout` seconds. A separate process is what makes the timeout
     real: a thread cannot be stopped, a process can. It is not a security sandbox."""
-    number(timeout, "run_python's timeout", above=0, maximum=MAX_TIMEOUT)
+    number(timeout, "run_python's timeout", above=0, maximum=MAX_TIMEOUT, must_be=_SECONDS)
     try:
         done = subprocess.run(
             [sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=timeout
@@ -209,7 +210,7 @@ def code_of(output: str) -> str:
 def code_critic(tests: str, timeout: float = 5.0) -> Critic:
     """A critic for steps that write code: it runs the code and then `tests` (asserts) in a
     separate process; any exception, failed assert or timeout is its verdict."""
-    number(timeout, "code_critic's timeout", above=0, maximum=MAX_TIMEOUT)
+    number(timeout, "code_critic's timeout", above=0, maximum=MAX_TIMEOUT, must_be=_SECONDS)
 
     def judge(step: Step, output: str, context: Context) -> str | None:
         result = run_python(code_of(output) + "\n\n" + tests, timeout)

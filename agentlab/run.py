@@ -335,5 +335,11 @@ class _Loop:
         self.run.trace.add(Event(self.clock.now, "stopped", "run", "-", (), reason))
 
     def saved(self) -> None:
-        if self.checkpoint is not None:
+        if self.checkpoint is None:
+            return
+        try:
             checkpoints.save(self.checkpoint, self.run, self.clock.now)
+        except OSError as error:  # a full disk, say: the run stops, and keeps what it has in memory
+            self.checkpoint, said = None, error.strerror or str(error)
+            if self.run.status == "running":
+                self.stop(f"the checkpoint could not be saved ({said}); the outputs so far are in this Run")

@@ -96,3 +96,19 @@ def test_a_path_in_use_by_another_process_is_refused(tmp_path):
     assert run_plan(chain(3), slow(0), TASK, checkpoint=tmp_path / "mine.json").status == "done"
     # the killed process held the path; its death freed it
     assert run_plan(chain(3), slow(0), "another task", checkpoint=path).status == "done"
+
+
+def test_a_checkpoint_edited_and_sealed_again_is_refused_not_resumed_as_a_forged_run(tmp_path):
+    """A re-sealed edit (a fresh checksum) resumed as "done: 5/4 steps" with a forged deliverable."""
+    import hashlib
+    import json
+
+    path = tmp_path / "run.json"
+    run_plan(chain(4), slow(0), TASK, checkpoint=path)
+    document = json.loads(path.read_text())
+    document["state"]["outputs"]["s9"] = "forged"
+    canonical = json.dumps(document["state"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    document["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()  # sealed again
+    path.write_text(json.dumps(document))
+    with pytest.raises(CheckpointError, match="an output for step 's9', which no plan of the run has"):
+        run_plan(chain(4), slow(0), TASK, checkpoint=path, resume=True)

@@ -35,7 +35,7 @@ def exercise():
 
 def test_read_plan_passes_on_the_solution(solution, capsys):
     check("03.read-plan", solution["read_plan"])
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 11 checks passed." in capsys.readouterr().out
 
 
 def test_read_plan_stub_raises_not_implemented(exercise):
@@ -50,13 +50,13 @@ def greedy_braces(text, roles):
 
 
 def test_read_plan_fails_on_a_greedy_regex_that_lets_other_errors_out(capsys):
-    with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
+    with pytest.raises(CheckFailed, match="6 of 11 checks failed"):
         check("03.read-plan", greedy_braces)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith(
         "✗ prose after the JSON with braces of its own: the plan: raised JSONDecodeError"
     )
-    assert failed[1].startswith(
+    assert failed[2].startswith(
         "✗ a reply cut off in the middle of the plan: a PlanError: raised JSONDecodeError"
     )
     assert failed[-1].startswith("✗ no JSON at all: a PlanError: raised AttributeError")
@@ -107,7 +107,7 @@ def test_read_plan_fails_when_the_roles_are_not_checked(solution, capsys):
     def without_roles(text, roles):
         return solution["read_plan"](text, None)
 
-    with pytest.raises(CheckFailed, match="1 of 10 checks failed"):
+    with pytest.raises(CheckFailed, match="1 of 11 checks failed"):
         check("03.read-plan", without_roles)
     assert notebook_code.failed_cases(capsys) == [
         "✗ valid JSON with a role the team lacks: a PlanError: returned a plan"
@@ -303,3 +303,28 @@ def score_counting(counted):
 )
 def test_score_catches_the_planners_calls_left_out(counted, capsys):
     notebook_code.caught(capsys, "03.score", score_counting(counted), "✗ a mixed batch: all: got")
+
+
+def from_the_first_brace(text, roles):
+    """Decodes from the first '{' in the reply, even when it belongs to a label, not the plan."""
+    import json
+
+    from agentlab.plan import Plan, PlanError
+
+    start = text.find("{")
+    if start < 0:
+        raise PlanError("no JSON")
+    try:
+        data, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError as e:
+        raise PlanError(str(e)) from None
+    return Plan.from_dict(data, roles=roles)
+
+
+def test_read_plan_catches_a_reader_that_starts_at_a_labels_brace(capsys):
+    notebook_code.caught(
+        capsys,
+        "03.read-plan",
+        from_the_first_brace,
+        "✗ a label with braces of its own before the JSON: the plan",
+    )

@@ -42,7 +42,9 @@ def test_grade_needs_notebooks_and_a_positive_timeout(capsys):
 
 
 def test_grade_writes_json_to_stdout_alone_when_asked(capsys):
-    assert main(["course", "grade", "nobody/06_error_propagation.ipynb", "--json", "-"]) == 1
+    assert (
+        main(["course", "grade", "nobody/06_error_propagation.ipynb", "--json", "-", "--results", "-"]) == 1
+    )
     report = json.loads(capsys.readouterr().out)  # nothing but the JSON
     assert report["notebooks"][0]["broken"] == "no such file"
     assert report["learners"] == {"nobody": {"passed": 0, "exercises": 3}}

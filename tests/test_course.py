@@ -336,7 +336,7 @@ def test_a_notebook_saved_before_the_renumbering_is_told_where_its_exercises_wen
     )
     assert [r.exercise for r in graded.results] == exercises_of("07")
 
-    assert main(["course", "grade", str(old_guardrails)]) == 1
+    assert main(["course", "grade", str(old_guardrails), "--results", "-"]) == 1
     assert "it is now exercises/09_guardrails.ipynb" in capsys.readouterr().out
 
 

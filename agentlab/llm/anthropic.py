@@ -20,6 +20,10 @@ Prompt caching (`cache="5m"`, the default, or `"1h"`; None turns it off) marks t
 cache breakpoints, the system prompt and the conversation so far (`llm.cache.mark`), and the
 usage read back counts cache reads and 5-minute and 1-hour writes apart from fresh input.
 
+An answer the server completes after the kit gave up waiting (a timeout, a connection cut)
+is paid for at the API all the same, and cannot be counted here: no reply came back to count.
+A run's usage is then below the bill, by those calls; the console's usage page has them.
+
 With a `base_url` that is not Anthropic's, the key also goes in an `x-api-key` header, which
 some compatible servers need. Every message and description built here goes through
 `base.redact`, so no key or URL password is ever printed. The SDK client is created on the
@@ -28,7 +32,6 @@ first call: importing this module or building an `AnthropicLLM` needs no key and
 
 from __future__ import annotations
 
-import email.utils
 import json
 import os
 import time
@@ -38,6 +41,7 @@ from contextlib import suppress
 from dataclasses import replace
 from typing import Any
 
+from agentlab.llm.api_errors import ASKED_WAIT, MAX_WAIT, describe_api_error, is_anthropic, retry_after
 from agentlab.llm.base import (
     Completion,
     Message,
@@ -58,20 +62,9 @@ DEFAULT_PLANNER_MODEL = "claude-opus-5-5"
 DEFAULT_EXECUTOR_MODEL = "claude-haiku-5-5"
 ANTHROPIC_API = "https://api.anthropic.com"
 
-MAX_WAIT = 30.0  # seconds: the longest the kit waits before a retry, whatever a server asks for
 
 # Calls written for the simulator may name its profiles; on Claude they mean the two tiers.
 SIMULATOR_TIERS = {"sim-large": "planner", "sim-small": "executor"}
-
-# A short hint for the errors a learner is most likely to meet (401 names the server too).
-_HINTS = {
-    403: "this key may not have access to that model",
-    404: "check the model name (AGENTLAB_PLANNER_MODEL / AGENTLAB_EXECUTOR_MODEL)",
-    429: "rate limited even after retries; wait a minute or lower the number of workers",
-    529: "the API is overloaded; try again shortly",
-}
-_ASKED_WAIT = "x-agentlab-asked-wait"  # set on a response whose retry-after the kit refused
-
 
 _KEYS: weakref.WeakKeyDictionary[AnthropicLLM, str] = weakref.WeakKeyDictionary()  # keys given in code
 
@@ -325,7 +318,7 @@ class AnthropicLLM:
         asked = retry_after(response.headers)
         if response.status_code >= 400 and asked is not None and asked > self.max_wait:
             response.headers["x-should-retry"] = "false"
-            response.headers[_ASKED_WAIT] = f"{asked:g}"
+            response.headers[ASKED_WAIT] = f"{asked:g}"
 
 
 # --- helpers, each usable (and tested) on its own --------------------------------
@@ -342,60 +335,6 @@ def api_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     from anthropic import transform_schema
 
     return transform_schema({k: v for k, v in schema.items() if k != "$schema"})
-
-
-def describe_api_error(model: str, error: Any, max_wait: float = MAX_WAIT) -> str:
-    """One bounded line for an `anthropic.APIStatusError`: status, the API's own message (its
-    start, if long: a 502 page can be thousands of characters), and a hint."""
-    status = error.status_code
-    said = getattr(error, "api_message", None) or error.message
-    line = f"{model}: the API answered {status}"
-    if isinstance(getattr(error, "type", None), str):
-        line += f" ({brief(error.type, 40)})"
-    line += f": {brief(said)}"
-    headers = error.response.headers
-    if _ASKED_WAIT in headers:
-        line += (
-            f" - the server asked to wait {headers[_ASKED_WAIT]} s before a retry, and the kit waits at "
-            f"most {max_wait:g} s (AnthropicLLM's max_wait); try again later"
-        )
-    elif status == 401:
-        server = _origin(error.request.url)
-        line += f" - {server} refused the key: check ANTHROPIC_API_KEY"
-        if not is_anthropic(server):
-            line += " and which key that server expects"
-    elif status in _HINTS:
-        line += f" - {_HINTS[status]}"
-    if isinstance(getattr(error, "request_id", None), str):
-        line += f" [request id {brief(error.request_id, 60)}]"
-    return redact(line)
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """How many seconds a response asks the client to wait before retrying, read the way the SDK
-    reads it (`retry-after-ms`, then `retry-after` in seconds or as a date); None if it does not."""
-    with suppress(TypeError, ValueError):
-        return float(headers.get("retry-after-ms")) / 1000
-    with suppress(TypeError, ValueError):
-        return float(headers.get("retry-after"))
-    when = email.utils.parsedate_tz(headers.get("retry-after") or "")
-    return None if when is None else email.utils.mktime_tz(when) - time.time()
-
-
-def is_anthropic(url: str) -> bool:
-    """Whether `url` is Anthropic's own API (else a compatible server: a local one, a proxy)."""
-    import httpx2
-
-    with suppress(httpx2.InvalidURL):
-        host = httpx2.URL(str(url)).host
-        return host == "anthropic.com" or host.endswith(".anthropic.com")
-    return False
-
-
-def _origin(url: Any) -> str:
-    """scheme://host[:port] of a URL: where a request went, without credentials or path."""
-    port = f":{url.port}" if url.port else ""
-    return f"{url.scheme}://{url.host}{port}"
 
 
 def _seconds(timeout: Any) -> float:

@@ -79,6 +79,7 @@ _READABLE = (
     ),
     ("JSON in a ```json fence", f"```json\n{_PRETTY}\n```"),
     ("prose after the JSON with braces of its own", f"{_TEXT}\nNote: {{s3}} waits for {{s1}} and {{s2}}."),
+    ("a label with braces of its own before the JSON", f"Plan for {{the crew question}}:\n{_PRETTY}"),
 )
 _UNREADABLE = (
     ("a reply cut off in the middle of the plan", "Here is the plan:\n" + _TEXT[: len(_TEXT) // 2]),
@@ -96,8 +97,9 @@ _UNREADABLE = (
 @exercise(
     "03.read-plan",
     "Read a plan out of a model's reply",
-    hint="look at where your reader decides the JSON object ends (at the end of the first object, or at "
-    "the last brace in the reply?), at what becomes of a JSON error (the caller expects a PlanError), "
+    hint="look at where your reader decides the JSON object starts (a label before it may hold braces "
+    "that are not JSON) and where it ends (at the end of the first object, or at the last brace in the "
+    "reply?), at what becomes of a JSON error (the caller expects a PlanError), "
     "and at whether the plan goes through the kit's own checks for these roles",
 )
 def read_plan(parse: Callable) -> Iterator[Case]:
