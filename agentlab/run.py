@@ -249,9 +249,8 @@ class _Loop:
         timeout, wait = self.timeout, None
         if timeout is not None:
             wait = max(0.0, min(job.start for job in self.running) + timeout - self.clock.read())
-        with contextlib.suppress(queue.Empty):  # each attempt that ends reports on `self.ended`:
-            self.ended.get(timeout=wait if wait is not None else 0.2)  # wait for one (short waits:
-            # an interrupt is seen at once), or for the time limit; then take the rest
+        with contextlib.suppress(queue.Empty):  # each attempt that ends reports on `self.ended`
+            self.ended.get(timeout=0.2 if wait is None else wait)  # one (briefly: see `outcome`)
             while True:
                 self.ended.get_nowait()
         now = self.clock.read()
@@ -330,8 +329,7 @@ class _Loop:
         return None if self.budget is None else self.budget.reached(spent(self.run.calls, self.clock.read()))
 
     def check_budget(self) -> None:
-        """Once a cap is reached, nothing new starts; the run says which cap. (A run whose
-        last step has just finished is done, whatever it spent.)"""
+        """Once a cap is reached, nothing new starts, saying which (a run just finished is done)."""
         reason = self.over_budget()
         left = self.unresolved or len(self.run.outputs) < len(self.run.plan)
         if reason and left and self.run.status == "running":
