@@ -146,6 +146,8 @@ def outcome(future: futures.Future, timeout: float | None = None) -> Attempt:
     `attempt` never raises, so an exception here comes from the pool, and becomes a failed
     attempt that says so. The calls a dead worker made are lost with it: not counted."""
     try:
+        while timeout is None and not future.done():  # in short waits, so that an interrupt
+            futures.wait([future], timeout=0.2)  # (Ctrl-C) is seen at once, not when it ends
         return future.result(timeout)
     except (Exception, SystemExit) as error:  # noqa: BLE001 - all but the wait running out
         if isinstance(error, futures.TimeoutError) and not future.done():

@@ -24,9 +24,8 @@ or, so that an agent that blocks cannot hang the run, has not reported after `WA
 reports). A thread cannot be stopped: such an attempt is abandoned on its daemon thread, which
 does not keep the process alive, and what it pays after the run returns is not in `Run.calls`.
 
-Notebook 04's parts are used only when asked for: `recovery`, a `budget`, a `checkpoint`
-file to resume from, `faults` injected on purpose. A run with none of them never enters
-those modules.
+Notebook 04's parts (`recovery`, a `budget`, a `checkpoint`, `faults`) are used only when
+asked for. An interrupt (Ctrl-C, a kernel's stop button) stops the run at once, kept.
 """
 
 from __future__ import annotations
@@ -139,8 +138,11 @@ def run_plan(
                      tuple(recovery), replan, budget, tuple(faults), checkpoint)
         if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
             return loop.go(pool or InPlace())
-        with Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab") as own:
-            return loop.go(own)  # (with a time limit, attempts on threads the run can walk away from)
+        own = Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab")  # Daemons: see
+        try:  # its docstring. And no waiting at the end: an interrupted run leaves its steps behind.
+            return loop.go(own)
+        finally:
+            own.shutdown(wait=False, cancel_futures=True)
 
 
 def _begin(run: Run, team, checkpoint, resume: bool, planning_calls) -> float:
@@ -166,8 +168,7 @@ def _scheduler(run: Run, workers: int) -> ListScheduler | None:
 
 @dataclass(eq=False)
 class _Loop:
-    """One run while it runs: its settings, the clock, the jobs in flight, and the failures
-    waiting for a replan."""
+    """One run while it runs: its settings, the clock, the jobs in flight, the failures to replan."""
 
     run: Run
     team: Mapping[str, Agent]
@@ -197,7 +198,12 @@ class _Loop:
                     self.replan()
                     continue
                 break
-            for job in self.next_real() if self.clock.real else self.next_virtual():
+            try:
+                ended = self.next_real() if self.clock.real else self.next_virtual()
+            except KeyboardInterrupt:  # a learner's interrupt: stop at once, keep what is done
+                self.stop("interrupted (KeyboardInterrupt): the steps still running were abandoned")
+                break
+            for job in ended:
                 self.running.remove(job)
                 self.finish(job)
         run.close(self.clock.now)  # done, or what never ran is marked skipped
@@ -243,8 +249,8 @@ class _Loop:
         timeout, wait = self.timeout, None
         if timeout is not None:
             wait = max(0.0, min(job.start for job in self.running) + timeout - self.clock.read())
-        with contextlib.suppress(queue.Empty):  # each attempt that ends reports on `self.ended`:
-            self.ended.get(timeout=wait)  # wait for one (or for the time limit), then take the rest
+        with contextlib.suppress(queue.Empty):  # each attempt that ends reports on `self.ended`
+            self.ended.get(timeout=0.2 if wait is None else wait)  # one (briefly: see `outcome`)
             while True:
                 self.ended.get_nowait()
         now = self.clock.read()
@@ -323,8 +329,7 @@ class _Loop:
         return None if self.budget is None else self.budget.reached(spent(self.run.calls, self.clock.read()))
 
     def check_budget(self) -> None:
-        """Once a cap is reached, nothing new starts; the run says which cap. (A run whose
-        last step has just finished is done, whatever it spent.)"""
+        """Once a cap is reached, nothing new starts, saying which (a run just finished is done)."""
         reason = self.over_budget()
         left = self.unresolved or len(self.run.outputs) < len(self.run.plan)
         if reason and left and self.run.status == "running":

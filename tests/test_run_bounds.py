@@ -115,3 +115,29 @@ def test_time_limits_are_bounded_above_too_naming_the_setting():
     for setting in ("timeout", "max_wait"):
         with pytest.raises(ValueError, match=f"^{setting} must be"):
             AnthropicLLM(**{setting: 1e12})
+
+
+def test_an_interrupt_during_a_multi_worker_run_returns_promptly_with_the_run_stopped():
+    """Interrupting a kernel waited for every running step (20 s here) and lost the run."""
+    import _thread
+
+    import pytest
+
+    started = threading.Event()
+
+    def slow(step, context):
+        started.set()
+        time.sleep(4)
+        return "late"
+
+    plan = Plan([Step("a", "w", "x"), Step("b", "w", "y"), Step("c", "w", "z", ["a", "b"])])
+    threading.Thread(target=lambda: started.wait(10) and (time.sleep(0.2), _thread.interrupt_main()),
+                     daemon=True).start()
+    began = time.monotonic()
+    try:
+        run = run_plan(plan, {"w": Agent("w", slow)}, workers=2)
+    except KeyboardInterrupt:
+        pytest.fail("the interrupt escaped run_plan, and the run with it")
+    assert time.monotonic() - began < 3
+    assert run.status == "stopped" and run.reason.startswith("interrupted")
+    assert run.step_status["c"] == "skipped"
