@@ -62,9 +62,12 @@ STATE_SCHEMA = _record(  # what `save` writes, field by field
 
 def shape_problem(state: Any) -> str | None:
     """The first field of `state` that does not have the schema's shape, and how, or None."""
-    import jsonschema  # here: it takes a moment to import, and only a resume needs it
+    # Imported here: it takes a moment, and only a resume needs it. By submodule, so an earlier
+    # import cut short (an exercise's time limit) cannot leave `jsonschema.exceptions` unbound.
+    from jsonschema.exceptions import best_match
+    from jsonschema.validators import Draft202012Validator
 
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(STATE_SCHEMA).iter_errors(state))
+    error = best_match(Draft202012Validator(STATE_SCHEMA).iter_errors(state))
     if error is None:
         return None
     where = "/".join(map(str, error.absolute_path)) or "the state"

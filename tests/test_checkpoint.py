@@ -372,3 +372,33 @@ def test_text_utf8_cannot_hold_is_checkpointed_and_resumed(tmp_path):
     assert resumed.outputs == plain.outputs
     assert [c for _, _, c in resumed.calls] == [c for _, _, c in plain.calls]
     path.read_bytes().decode("utf-8")  # still UTF-8 text
+
+
+def test_a_resume_still_checks_the_shape_after_an_import_of_jsonschema_was_cut_short():
+    """An exercise's time limit can interrupt the first, slow `import jsonschema` (seen on a loaded
+    machine in 04.installments); the next import then finds `jsonschema.exceptions` loaded but not
+    bound on the package, and every later resume failed with an AttributeError."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import builtins
+        real = builtins.__import__
+        def cut(name, *args, **kwargs):
+            module = real(name, *args, **kwargs)
+            if name == "jsonschema.validators":
+                raise TimeoutError("the case's time limit")
+            return module
+        builtins.__import__ = cut
+        try:
+            import jsonschema
+        except TimeoutError:
+            pass
+        builtins.__import__ = real
+        from agentlab.checkpoint_shape import shape_problem
+        print(shape_problem({"outputs": 3}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() and "AttributeError" not in done.stdout

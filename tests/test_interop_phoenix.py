@@ -1,8 +1,8 @@
 """Runs in a real tracing UI: Arize Phoenix, started here on 127.0.0.1, receives a run over
 OTLP/HTTP; its REST API gives the spans back and the tree is checked; Chromium shows the trace.
 
-Phoenix lives in a venv of its own (`make setup-phoenix`; `make test-phoenix` builds it and runs these tests): it needs
-anthropic<2 and the kit anthropic>=2. Without it these tests are skipped, unless
+Phoenix lives in a venv of its own (`make test-phoenix` builds it and runs these tests): it
+needs anthropic<2 and the kit anthropic>=2. Without it these tests are skipped, unless
 AGENTLAB_REQUIRE_PHOENIX=1 (as in CI), where a missing Phoenix is a failure. AGENTLAB_PHOENIX_URL
 points the tests at a Phoenix already running instead."""
 
