@@ -387,12 +387,10 @@ def _check_types(s: Step, position: int) -> None:
         value = getattr(s, field_name)
         if not isinstance(value, str) or not value.strip():
             raise PlanError(f"step {name}: {field_name!r} must be a non-empty string, got {shown(value)}")
-    if isinstance(s.depends_on, str):  # a lone id: say what it should look like
-        d = s.depends_on
-        raise PlanError(f"step {name}: 'depends_on' must be a list of step ids, like [{d!r}], got {d!r}")
     if not isinstance(s.depends_on, tuple) or not all(isinstance(d, str) for d in s.depends_on):
-        got = shown(s.depends_on)
-        raise PlanError(f"step {name}: 'depends_on' must be a list of step ids (strings), got {got}")
+        got = shown(s.depends_on)  # for a lone id, show what it should look like
+        like = f", like [{got}]" if isinstance(s.depends_on, str) else " (strings)"
+        raise PlanError(f"step {name}: 'depends_on' must be a list of step ids{like}, got {got}")
     if s.tool is not None and not isinstance(s.tool, str):
         raise PlanError(f"step {name}: 'tool' must be a string, got {shown(s.tool)}")
     if not isinstance(s.args, Mapping):
