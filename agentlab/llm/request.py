@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentlab.llm.base import Tool
+from agentlab.llm.cache import LIFETIMES
 from agentlab.llm.simulated import PROFILES
 
 ROLES = ("user", "assistant")
-TTLS = ("5m", "1h")  # the prompt cache's lifetimes
 
 
 def simulator_profile(model: str) -> str:
@@ -128,8 +128,8 @@ def _output_config(value: Any, where: str) -> str:
 def _cache_control(value: Any, where: str) -> str:
     if not isinstance(value, dict) or value.get("type", "ephemeral") != "ephemeral":
         return f"{where}: must be {{'type': 'ephemeral'}} (with an optional ttl)"
-    if value.get("ttl", "5m") not in TTLS:
-        return f"{where}.ttl: must be one of {', '.join(TTLS)}"
+    if value.get("ttl", "5m") not in LIFETIMES:
+        return f"{where}.ttl: must be one of {', '.join(LIFETIMES)}"
     return ""
 
 
