@@ -106,7 +106,7 @@ def test_react_tokens_catches_a_fit_through_every_call_a_mean_base_and_growth_pe
 
 def test_router_share_passes_the_solution(capsys):
     check("07.router-share", solution("strong_share"))
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 11 checks passed." in capsys.readouterr().out
 
 
 def test_router_share_fails_the_coin_line_for_the_perfect_router(capsys):
@@ -130,7 +130,7 @@ def test_router_share_fails_a_formula_without_its_edges(capsys):
             return (target - counts.weak_accuracy) / (counts.strong_accuracy - counts.weak_accuracy)
         return target - counts.weak_accuracy
 
-    with pytest.raises(CheckFailed, match="5 of 10 checks failed"):
+    with pytest.raises(CheckFailed, match="5 of 11 checks failed"):
         check("07.router-share", no_edges)
     out = capsys.readouterr().out
     assert "✗ GSM8K, a coin, to 90%: above the strong model: got 1.19" in out
@@ -370,3 +370,123 @@ def test_shapes_fails_an_answer_that_is_not_a_dict(capsys):
     with pytest.raises(CheckFailed, match="1 of 1 checks failed"):
         check("07.shapes", ["react", "planner+workers", "plan-execute", "react"])
     assert "✗ a dict from task letter to topology name: got list" in capsys.readouterr().out
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def every_token(run, n):
+    """Reads each call's input and output tokens, where the exercise asks for what a call reads."""
+    totals = [t.completion.usage.total_tokens for t in run.turns]
+    g = (totals[-1] - totals[0]) / (len(totals) - 1) if len(totals) > 1 else 0
+    return n * totals[0] + g * n * (n - 1) / 2
+
+
+def growth_steps_counted_from_one(run, n):
+    """Gives call t a growth of g*t instead of g*(t - 1): n(n + 1)/2 growth steps over n calls."""
+    inputs = [t.input_tokens for t in run.turns]
+    g = (inputs[-1] - inputs[0]) / (len(inputs) - 1) if len(inputs) > 1 else 0
+    return n * inputs[0] + g * n * (n + 1) / 2
+
+
+def growth_of_the_last_call(run, n):
+    """Takes g as the growth of the last call alone, not the mean over the run."""
+    inputs = [t.input_tokens for t in run.turns]
+    g = inputs[-1] - inputs[-2] if len(inputs) > 1 else 0
+    return n * inputs[0] + g * n * (n - 1) / 2
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (every_token, "✗ notebook 07's 4-hop run, at its own 5 calls: got"),
+        (growth_steps_counted_from_one, "✗ the same run, predicting 12 calls: got"),
+        (growth_of_the_last_call, "✗ a run whose last call grew far more than the others, predicting 12"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_react_tokens_catches_output_tokens_an_extra_growth_step_and_the_last_call_s_growth(
+    wrong, line, capsys
+):
+    notebook_code.caught(capsys, "07.react-tokens", wrong, line)
+
+
+def unreachable_at_the_strong_model(counts, target, router):
+    """Says a coin cannot reach the strong model's own accuracy (>= where > belongs): it can, at 1.0."""
+    if target <= counts.weak_accuracy:
+        return 0.0
+    if router == "coin":
+        if target >= counts.strong_accuracy:
+            return None
+        return (target - counts.weak_accuracy) / (counts.strong_accuracy - counts.weak_accuracy)
+    return None if target > counts.perfect_accuracy else target - counts.weak_accuracy
+
+
+def perfect_on_a_line_to_the_ceiling(counts, target, router):
+    """Moves the perfect router along a straight line from the weak model to the ceiling, as a coin
+    moves to the strong model."""
+    if target <= counts.weak_accuracy:
+        return 0.0
+    top = counts.strong_accuracy if router == "coin" else counts.perfect_accuracy
+    return None if target > top else (target - counts.weak_accuracy) / (top - counts.weak_accuracy)
+
+
+def perfect_pays_for_the_both_questions(counts, target, router):
+    """Sends the questions both models get right to the strong model too."""
+    if target <= counts.weak_accuracy:
+        return 0.0
+    if router == "coin":
+        if target > counts.strong_accuracy:
+            return None
+        return (target - counts.weak_accuracy) / (counts.strong_accuracy - counts.weak_accuracy)
+    if target > counts.perfect_accuracy:
+        return None
+    return (target * counts.total - counts.only_weak) / counts.total
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (unreachable_at_the_strong_model, "✗ GSM8K, a coin, to the strong model's accuracy: got None"),
+        (perfect_on_a_line_to_the_ceiling, "✗ GSM8K, a perfect router, to 80%: got"),
+        (perfect_pays_for_the_both_questions, "✗ GSM8K, a perfect router, to 80%: got"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_router_share_catches_a_strict_edge_a_line_to_the_ceiling_and_paying_for_both(wrong, line, capsys):
+    notebook_code.caught(capsys, "07.router-share", wrong, line)
+
+
+def latency_before_cost(comparison):
+    """Keeps the right contenders, then takes the fastest, with cost only to break a tie."""
+    rows = comparison.rows()
+    best = max(rows, key=lambda r: r.accuracy)
+    keep = [r for r in rows if paired_with_the_best(comparison, r, best)]
+    return min(keep, key=lambda r: (r.mean_seconds, r.mean_cost)).topology
+
+
+def tokens_for_dollars(comparison):
+    """Keeps the right contenders, then takes the fewest tokens a task instead of the lowest cost."""
+    rows = comparison.rows()
+    best = max(rows, key=lambda r: r.accuracy)
+    keep = [r for r in rows if paired_with_the_best(comparison, r, best)]
+    return min(keep, key=lambda r: (r.mean_tokens, r.mean_seconds)).topology
+
+
+def the_row_itself(comparison):
+    """The right choice, handed back as its whole Row instead of the topology's name."""
+    chosen = solution("pick")(comparison)
+    return next(r for r in comparison.rows() if r.topology == chosen)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (latency_before_cost, "✗ section 4: 50 tasks, four topologies, 5% errors: got 'react'"),
+        (tokens_for_dollars, "✗ section 7: short and sequential: got 'plan-execute'"),
+        (the_row_itself, "✗ section 4: 50 tasks, four topologies, 5% errors: got Row("),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_pick_catches_latency_first_tokens_for_dollars_and_a_row_for_a_name(wrong, line, capsys):
+    notebook_code.caught(capsys, "07.pick", wrong, line)

@@ -128,6 +128,7 @@ _ROUTER_CASES = (
     ("GSM8K, a perfect router, to 80%", ROUTELLM_GSM8K, 0.80, "perfect"),
     ("GSM8K, a perfect router, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "perfect"),
     ("GSM8K, a perfect router, to its ceiling", ROUTELLM_GSM8K, 1225 / 1319, "perfect"),
+    ("GSM8K, a coin, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "coin"),
     ("GSM8K, a coin, to 90%: above the strong model", ROUTELLM_GSM8K, 0.90, "coin"),
     ("GSM8K, a perfect router, to 95%: above either model", ROUTELLM_GSM8K, 0.95, "perfect"),
     ("GSM8K, a coin, to 50%: the weak model is enough", ROUTELLM_GSM8K, 0.50, "coin"),
