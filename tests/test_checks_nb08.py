@@ -39,7 +39,7 @@ def sizes_of(comparison):
 
 def test_threshold_passes_the_solution(capsys):
     check("08.threshold", solution("choose_threshold"))
-    assert "All 8 checks passed." in capsys.readouterr().out
+    assert "All 9 checks passed." in capsys.readouterr().out
 
 
 def most_accurate_first(comparison):
@@ -183,3 +183,36 @@ def first_message_only(run):
 )
 def test_handoff_audit_catches_a_quoting_tool_result_and_reading_only_the_first_message(wrong, line, capsys):
     notebook_code.caught(capsys, "08.handoff-audit", wrong, line)
+
+
+def from_zero(comparison):
+    """Tries t from 0, which sends every task to the team just as t = 1 does, and keeps the first."""
+    every = policies(comparison, range(0, max(sizes_of(comparison)) + 2))
+    return min(every, key=lambda t: (-every[t].accuracy, every[t].mean_cost, t))
+
+
+def the_largest_of_equals(comparison):
+    """Breaks a tie in accuracy and cost by the larger threshold instead of the smaller."""
+    every = policies(comparison, range(1, max(sizes_of(comparison)) + 2))
+    return min(every, key=lambda t: (-every[t].accuracy, every[t].mean_cost, -t))
+
+
+def tokens_for_dollars(comparison):
+    """Breaks a tie in accuracy by tokens a task instead of dollars a task."""
+    every = policies(comparison, range(1, max(sizes_of(comparison)) + 2))
+    return min(every, key=lambda t: (-every[t].accuracy, every[t].mean_tokens, t))
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (from_zero, "✗ the team better at every size: got 0"),
+        (the_largest_of_equals, "✗ sizes with a gap between them: got 6"),
+        (tokens_for_dollars, "✗ equally accurate everywhere: the team reads fewer tokens, but writes more"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_threshold_catches_a_threshold_of_zero_the_largest_of_equals_and_tokens_for_dollars(
+    wrong, line, capsys
+):
+    notebook_code.caught(capsys, "08.threshold", wrong, line)

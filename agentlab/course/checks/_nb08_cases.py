@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import random
+from typing import Any
 
 from agentlab import world
 from agentlab.compare import Comparison, Outcome, Setup, compare
@@ -80,6 +81,10 @@ def threshold_cases() -> tuple[tuple[str, Comparison], ...]:
             "the team better at every size",
             _sized((1, 0, 1, 100, 300), (2, 0, 1, 100, 300), (4, 1, 1, 100, 300)),
         ),
+        (  # output is dearer than input: the fewer tokens are not the fewer dollars
+            "equally accurate everywhere: the team reads fewer tokens, but writes more and costs more",
+            _sized((1, 1, 1, 1000, (200, 300)), (5, 1, 1, 1000, (200, 300))),
+        ),
         (
             "sizes with a gap between them",
             _sized((1, 1, 0, 100, 300), (2, 1, 1, 100, 300), (6, 0, 1, 100, 300)),
@@ -87,15 +92,17 @@ def threshold_cases() -> tuple[tuple[str, Comparison], ...]:
     )
 
 
-def _sized(*tasks: tuple[int, int, int, int, int]) -> Comparison:
+def _sized(*tasks: tuple[int, int, int, Any, Any]) -> Comparison:
     """A comparison of one agent and the team given task by task: the steps the task needs, whether
-    each got it right, and the input tokens each read (on the large model, so they have a price)."""
+    each got it right, and the input tokens each read (on the large model, so they have a price), or
+    (input, output) tokens where the output is not the usual 10."""
     made, outcomes = [], {name: [] for name in _PAIR}
     for i, (steps, *rights, one_tokens, team_tokens) in enumerate(tasks):
         task = world.chain_task(random.Random(i), steps, f"t{i}")
         made.append(task)
         for name, right, tokens in zip(_PAIR, rights, (one_tokens, team_tokens), strict=True):
-            call = Completion("", "sim-large", "simulated", Usage(tokens, 10), 1.0)
+            read, written = tokens if isinstance(tokens, tuple) else (tokens, 10)
+            call = Completion("", "sim-large", "simulated", Usage(read, written), 1.0)
             answer = task.answer if right else "no answer"
             outcomes[name].append(Outcome(task, answer, ((f"{name}1", "agent", call),), 1.0))
     return Comparison(made, outcomes)
