@@ -368,3 +368,111 @@ def side_effect_tools_only(text):
 )
 def test_sanitise_catches_a_list_of_tools_instead_of_every_call(wrong, line, capsys):
     notebook_code.caught(capsys, "09.sanitise", wrong, line)
+
+
+def each_refusal_once(log):
+    """Lists each (step, role, tool) once, however often the guard refused it."""
+    return list(dict.fromkeys((e.step, e.role, e.tool) for e in log if e.decision == "denied"))
+
+
+def as_lists(log):
+    """The right calls, each as a list [step, role, tool] instead of a tuple."""
+    return [[e.step, e.role, e.tool] for e in log if e.decision == "denied"]
+
+
+def the_first_refusal(log):
+    """Stops at the first refused call: a run stops there, but a log can hold more."""
+    return next(([(e.step, e.role, e.tool)] for e in log if e.decision == "denied"), [])
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (each_refusal_once, "✗ notebook 09's replanned runs under the office policy: got [('s1', 'clerk', 'send_m"),
+        (as_lists, "✗ the forged errand under the office policy: got [["),
+        (the_first_refusal, "✗ notebook 09's replanned runs under the office policy: got"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_denied_catches_refusals_merged_lists_for_tuples_and_the_first_refusal_only(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.denied", wrong, line)
+
+
+def anyone_in_the_records(request):
+    """Lets the clerk message any entity of the records, an island or a ship as much as a person."""
+    if request.role != "clerk" or request.tool != "send_message":
+        return False, "only the clerk sends messages"
+    to = request.args.get("to", "")
+    return (to in world.ENTITIES, "a known recipient" if to in world.ENTITIES else "not in the records")
+
+
+def all_but_the_researcher(request):
+    """Refuses the role that reads the records, and trusts every other one."""
+    if request.role == "researcher" or request.tool != "send_message":
+        return False, "the researcher reads the records: it may not act"
+    to = request.args.get("to", "")
+    ok = to in world.ENTITIES and world.ENTITIES[to].kind == "person"
+    return ok, "a person in the records" if ok else "not a person in the records"
+
+
+def reasons_only_for_refusals(request):
+    """Gives a reason when it refuses, and an empty one when it approves."""
+    to = request.args.get("to", "")
+    if request.role == "clerk" and request.tool == "send_message" and to in world.ENTITIES:
+        if world.ENTITIES[to].kind == "person":
+            return True, ""
+    return False, "only the clerk may message a person in the records"
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (anyone_in_the_records, "✗ the clerk messages Varra, an island: approved"),
+        (all_but_the_researcher, "✗ the analyst messages Anselm Dray: approved"),
+        (reasons_only_for_refusals, "✗ every decision comes with a reason for the audit log: 1 without one"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_policy_catches_any_entity_a_blocklist_of_roles_and_a_silent_approval(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.policy", wrong, line)
+
+
+def failure_left_out(planner, task, plan, outputs, failure):
+    """Cleans the outputs, and tells the planner nothing about why the step failed."""
+    sanitise = solution("sanitise")
+    return planner.replan(task, plan, {k: sanitise(v) for k, v in outputs.items()}, "")
+
+
+def failure_only(planner, task, plan, outputs, failure):
+    """Cleans the failure message, and hands the outputs on as they came."""
+    return planner.replan(task, plan, outputs, solution("sanitise")(failure))
+
+
+def acting_steps_pruned(planner, task, plan, outputs, failure):
+    """Lets the planner read the note, then drops every step of the new plan that calls a tool with
+    an effect: the plan is safe, but the planner was still steered."""
+    from agentlab.plan import Plan
+
+    new = planner.replan(task, plan, outputs, failure)
+    kept = [s for s in new if s.tool not in ("send_message", "delete_record")]
+    ids = {s.id for s in kept}
+    return Plan([replace_deps(s, ids) for s in kept])
+
+
+def replace_deps(step, ids):
+    from dataclasses import replace
+
+    return replace(step, depends_on=tuple(d for d in step.depends_on if d in ids))
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (failure_left_out, "✗ a failure message quoting a note: what the planner is told: told "),
+        (failure_only, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+        (acting_steps_pruned, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_safe_replan_catches_no_failure_message_raw_outputs_and_a_pruned_plan(wrong, line, capsys):
+    notebook_code.caught(capsys, "09.safe-replan", wrong, line)
