@@ -190,3 +190,106 @@ def test_the_hints_point_at_the_mistake_without_stating_the_formula():
     for exercise in ("10.speedup", "10.break-even"):
         hint = find(exercise).hint
         assert not any(sign in hint for sign in ("⌈", "·", "N/W", "(t + o)")), hint
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def floor_rounds(tasks, workers, seconds, overhead):
+    """Counts the rounds with floor division: a last round that is not full is not counted."""
+    return tasks * seconds / (max(1, tasks // workers) * (seconds + overhead))
+
+
+def upside_down(tasks, workers, seconds, overhead):
+    """The cluster's time over one process's: the slowdown, not the speedup."""
+    return math.ceil(tasks / workers) * (seconds + overhead) / (tasks * seconds)
+
+
+def rounded(tasks, workers, seconds, overhead):
+    """The right speedup, rounded to two places for the printout."""
+    return round(tasks * seconds / (math.ceil(tasks / workers) * (seconds + overhead)), 2)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (floor_rounds, "✗ 9 tasks of 1 s on 4 workers (the last round is not full), 0.1 s overhead: got"),
+        (upside_down, "✗ a 1,000-task batch of 2 s model calls on 8 workers, 15 ms overhead each: got"),
+        (rounded, "✗ 9 tasks of 1 s on 4 workers (the last round is not full), 0.1 s overhead: got 2.73"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_speedup_catches_floor_rounds_the_slowdown_and_a_rounded_answer(wrong, line, capsys):
+    notebook_code.caught(capsys, "10.speedup", wrong, line)
+
+
+def floor_rounds_even(tasks, workers, overhead):
+    """Counts the rounds with floor division, so 5 tasks on 2 workers take 2 rounds."""
+    rounds = max(1, tasks // workers)
+    return None if tasks <= rounds else rounds * overhead / (tasks - rounds)
+
+
+def infinity_for_never(tasks, workers, overhead):
+    """Says "never" with an infinite step length instead of None."""
+    rounds = math.ceil(tasks / workers)
+    return math.inf if tasks <= rounds else rounds * overhead / (tasks - rounds)
+
+
+def overhead_once_a_batch(tasks, workers, overhead):
+    """Solves N·t = ⌈N/W⌉·t + o: the overhead paid once for the batch, not by every round."""
+    rounds = math.ceil(tasks / workers)
+    return None if tasks <= rounds else overhead / (tasks - rounds)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (floor_rounds_even, "✗ 5 tasks on 2 workers (a last round of one), 0.1 s overhead: got"),
+        (infinity_for_never, "✗ one worker: 50 tasks, 15 ms overhead: got inf"),
+        (overhead_once_a_batch, "✗ a large batch: 1,000 tasks on 2 workers, 15 ms overhead: got"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_break_even_catches_floor_rounds_infinity_for_never_and_one_overhead_a_batch(wrong, line, capsys):
+    notebook_code.caught(capsys, "10.break-even", wrong, line)
+
+
+def census_as_numbers(path):
+    """Hands back the population as a number, where the exercise asks for it as text."""
+
+    def act(step, context):
+        with closing(sqlite3.connect(path)) as db:
+            row = db.execute("SELECT people FROM census WHERE island = ?", (step.instruction,)).fetchone()
+        return int(row[0]) if row else "unknown"
+
+    return Agent("clerk", act)
+
+
+def none_for_a_missing_island(path):
+    """Answers an island the census lacks with an empty answer instead of "unknown"."""
+
+    def act(step, context):
+        with closing(sqlite3.connect(path)) as db:
+            row = db.execute("SELECT people FROM census WHERE island = ?", (step.instruction,)).fetchone()
+        return row[0] if row else ""
+
+    return Agent("clerk", act)
+
+
+def another_role(path):
+    """The right agent, under the role "census" instead of "clerk"."""
+    right = solution("census_clerk")(path)
+    return Agent("census", right.act, description=right.description)
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (census_as_numbers, "✗ four lookups on threads, two at a time"),
+        (none_for_a_missing_island, "✗ four lookups on threads, two at a time"),
+        (another_role, '✗ census_clerk(path) builds an Agent for the role "clerk": got Agent('),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_travel_catches_numbers_for_text_an_empty_answer_and_another_role(wrong, line, capsys):
+    notebook_code.caught(capsys, "10.travel", wrong, line)
