@@ -388,7 +388,10 @@ def the_first_refusal(log):
 @pytest.mark.parametrize(
     "wrong, line",
     [
-        (each_refusal_once, "✗ notebook 09's replanned runs under the office policy: got [('s1', 'clerk', 'send_m"),
+        (
+            each_refusal_once,
+            "✗ notebook 09's replanned runs under the office policy: got [('s1', 'clerk', 'send_m",
+        ),
         (as_lists, "✗ the forged errand under the office policy: got [["),
         (the_first_refusal, "✗ notebook 09's replanned runs under the office policy: got"),
     ],
@@ -437,6 +440,9 @@ def test_policy_catches_any_entity_a_blocklist_of_roles_and_a_silent_approval(wr
     notebook_code.caught(capsys, "09.policy", wrong, line)
 
 
+RAW_OUTPUTS_SHOWN = "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"
+
+
 def failure_left_out(planner, task, plan, outputs, failure):
     """Cleans the outputs, and tells the planner nothing about why the step failed."""
     sanitise = solution("sanitise")
@@ -469,8 +475,8 @@ def replace_deps(step, ids):
     "wrong, line",
     [
         (failure_left_out, "✗ a failure message quoting a note: what the planner is told: told "),
-        (failure_only, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
-        (acting_steps_pruned, "✗ outputs with notes of both kinds, two calls in one: what the planner is shown"),
+        (failure_only, RAW_OUTPUTS_SHOWN),
+        (acting_steps_pruned, RAW_OUTPUTS_SHOWN),
     ],
     ids=lambda x: getattr(x, "__name__", ""),
 )
