@@ -10,7 +10,9 @@ arrows a picture has without reading pixels.
 - `recovery_loop()`: run a step -> monitor -> retry, reroute or replan (notebook 04);
 - `hierarchy_tree(root)`: a hierarchy's teams and workers as a tree (notebook 05; `print(root)`
   keeps the text form for logs);
-- `control_and_data()`: what the planner sees against what the executors see (notebook 09).
+- `control_and_data()`: what the planner sees against what the executors see (notebook 09);
+- `prompt_cache()`: one call's prompt as a cached prefix and a fresh suffix, and what each part
+  costs (notebook 11).
 """
 
 from __future__ import annotations
@@ -32,10 +34,18 @@ COLOURS = {  # one colour per kind of box, the same in every picture
     "researcher": "#ffbb78",  # a hierarchy's workers, by role
     "analyst": "#dbdb8d",
     "writer": "#9edae5",
+    "cache_read": "#c7e9c0",  # a prompt's parts, by what they cost
+    "cache_write": "#fdd0a2",
 }
 
 
-LEGEND = {"planner": "a team's planner (manager or lead)", "failed": "failed"}
+LEGEND = {
+    "planner": "a team's planner (manager or lead)",
+    "failed": "failed",
+    "cache_read": "read from the cache: 0.1x the input price",
+    "cache_write": "written to the cache: 1.25x (5 min) or 2x (1 hour)",
+    "input": "fresh input: 1x",
+}
 
 
 def _graph(nodes: dict[str, tuple[str, str, tuple[float, float]]], edges: list[tuple]) -> nx.DiGraph:
@@ -160,6 +170,33 @@ def control_and_data() -> nx.DiGraph:
     return _graph(nodes, edges)
 
 
+def prompt_cache() -> nx.DiGraph:
+    """One call of an agent's loop as the API caches it: the prompt is sent in a fixed order (tools,
+    system prompt, the conversation so far, the newest turn); the prefix an earlier call wrote is read
+    back, the newest turn is written for the next call, and a prefix under the model's minimum length
+    is not cached at all: it is fresh input, as is everything when caching is off."""
+    nodes = {
+        "tools": ("tools\n(the same\nevery call)", "cache_read", (0, 2)),
+        "system": ("system prompt\n(the same\nevery call)", "cache_read", (2.2, 2)),
+        "history": ("turns 1 … t-1\n(re-sent history)", "cache_read", (4.6, 2)),
+        "newest": ("turn t\n(newest reply\n+ tool result)", "cache_write", (7, 2)),
+        "model": ("model", "model", (9.2, 2)),
+        "next": ("call t+1 reads\nall of it back", "cache_read", (7, 0.3)),
+        "short": ("a prefix under\nthe model's minimum:\nfresh input", "input", (2.2, 0.3)),
+    }
+    edges = [
+        ("tools", "system"),
+        ("system", "history"),
+        ("history", "newest"),
+        ("newest", "model", "call t"),
+        ("newest", "next", "within its lifetime"),
+        ("system", "short", "too short?"),
+    ]
+    g = _graph(nodes, edges)
+    g.graph["legend"], g.graph["legend_at"] = True, "lower center"
+    return g
+
+
 LEAF_SPACING = 1.0  # between two workers' boxes
 
 
@@ -260,7 +297,8 @@ def draw(graph: nx.DiGraph, ax: Axes | None = None, title: str | None = None, bo
     if graph.graph.get("legend"):
         kinds = sorted({kind for _, kind in graph.nodes(data="kind")}, key=list(COLOURS).index)
         handles = [Patch(facecolor=COLOURS[k], edgecolor="#444444", label=LEGEND.get(k, k)) for k in kinds]
-        ax.legend(handles=handles, loc="upper left", fontsize=box_size, frameon=False)
+        where = graph.graph.get("legend_at", "upper left")
+        ax.legend(handles=handles, loc=where, fontsize=box_size, frameon=False)
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - 1, max(xs) + 1)

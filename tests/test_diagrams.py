@@ -101,6 +101,7 @@ def test_a_failed_team_and_its_failed_steps_are_drawn_red():
         diagrams.planner_loop,
         diagrams.recovery_loop,
         diagrams.control_and_data,
+        diagrams.prompt_cache,
     ],
 )
 def test_draw_puts_every_box_and_arrow_on_the_axes(make):
@@ -111,3 +112,13 @@ def test_draw_puts_every_box_and_arrow_on_the_axes(make):
     arrows = [t for t in ax.texts if getattr(t, "arrow_patch", None) is not None]
     assert len(arrows) == g.number_of_edges()
     plt.close("all")
+
+
+def test_the_prompt_cache_sends_the_prompt_in_the_apis_order_reads_the_prefix_and_writes_the_newest_turn():
+    g = diagrams.prompt_cache()
+    order = ["tools", "system", "history", "newest", "model"]
+    assert all((a, b) in edges(g) for a, b in zip(order, order[1:]))
+    kinds = {n: g.nodes[n]["kind"] for n in g.nodes}
+    assert [kinds[n] for n in order[:3]] == ["cache_read"] * 3 and kinds["newest"] == "cache_write"
+    assert kinds["short"] == "input" and g.graph["legend"]  # the colours are the prices: a legend says so
+    assert ("newest", "next") in edges(g) and kinds["next"] == "cache_read"
