@@ -21,6 +21,8 @@ The modules, in the order the notebooks build them (each one idea; read run.py f
 - 08  handoffs (one agent at a time), routing by size, context isolation
 - 09  guardrails (permissions, approvals, audit), hijack (injection experiments)
 - 10  cluster (steps and whole tasks on a Dask cluster: local_cluster, run_tasks)
+- 11  llm/cache (prompt caching: what a request reads and writes), streaming (a planner
+      that streams its plan into the running loop)
 - and course/, off the learner's path: building, checking and grading exercises,
   the checks per notebook, the `agentlab` command
 """

@@ -1,6 +1,7 @@
 """The architecture figures: each graph has the boxes and arrows the lesson describes, and draws
 them all (a box per node, an arrow per edge)."""
 
+import itertools
 import random
 
 import matplotlib
@@ -117,7 +118,7 @@ def test_draw_puts_every_box_and_arrow_on_the_axes(make):
 def test_the_prompt_cache_sends_the_prompt_in_the_apis_order_reads_the_prefix_and_writes_the_newest_turn():
     g = diagrams.prompt_cache()
     order = ["tools", "system", "history", "newest", "model"]
-    assert all((a, b) in edges(g) for a, b in zip(order, order[1:]))
+    assert all((a, b) in edges(g) for a, b in itertools.pairwise(order))
     kinds = {n: g.nodes[n]["kind"] for n in g.nodes}
     assert [kinds[n] for n in order[:3]] == ["cache_read"] * 3 and kinds["newest"] == "cache_write"
     assert kinds["short"] == "input" and g.graph["legend"]  # the colours are the prices: a legend says so

@@ -33,7 +33,7 @@ no note in sight, nothing changes.
 **Determinism.** Each call's randomness comes from a SHA-256 hash of (seed, model, the whole
 request), never from call order or shared state, so threads cannot change what it says.
 
-**Prompt caching** (notebook 07). With `cache="5m"` or `"1h"` it marks the kit's breakpoints
+**Prompt caching** (notebook 11). With `cache="5m"` or `"1h"` it marks the kit's breakpoints
 as the Claude backend does (`llm.cache.mark`) and reports, as the API does, the tokens it read
 from the cache and wrote to it, apart from the fresh input; `llm.cache` says how the cache is
 modelled (from the request alone, so it stays deterministic). Off by default (`cache=None`):
