@@ -253,6 +253,14 @@ def normalise(text: str) -> str:
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
+def number_in(text: str | None) -> float | None:
+    """The number an answer gives: its only number once normalised ('1,250' and 'It is 1250.' give
+    1250.0), or None when it has none or more than one ('about a thousand', '1,200 or 1,300').
+    The one reading of "a number" in the kit: `check_answer` judges a numeric answer by it."""
+    numbers = [] if text is None else _NUMBER.findall(normalise(text))
+    return float(numbers[0]) if len(numbers) == 1 else None
+
+
 def check_answer(given: str | None, gold: str) -> bool:
     """Is `given` the gold answer? Equal once normalised; or, for a number, the only number in
     `given`; or, for a name, the only entity of the world that `given` mentions."""
@@ -262,8 +270,7 @@ def check_answer(given: str | None, gold: str) -> bool:
     if answer == expected:
         return True
     if _NUMBER.fullmatch(expected):
-        numbers = _NUMBER.findall(answer)
-        return len(numbers) == 1 and float(numbers[0]) == float(expected)
+        return number_in(given) == float(expected)
     mentioned = {n for n in ENTITIES if re.search(rf"\b{re.escape(n.casefold())}\b", answer)}
     return mentioned == {gold}
 

@@ -1,7 +1,7 @@
 """Checks for the exercises of notebook 04, monitor and replan.
 
 - `04.total-check`: a per-step validator that knows a property of every right total (it is a
-  number no smaller than any of its parts) without computing it;
+  number, read as `world.number_in` reads one, no smaller than any of its parts) without computing it;
 - `04.retry-then-reroute`: one step tried by its role up to 1 + retries times, then once by a
   stand-in, every attempt judged by the kit's monitor;
 - `04.installments`: a run paid for in installments, a call budget at a time, resumed from its
@@ -74,6 +74,7 @@ _NO_QUESTION = Step("s2", "writer", "Write up the finding in one line.", ("s1",)
 _TOTALS_FINE = (
     ("the right total", _SUM_CALL, "1250", _PARTS),
     ("the right total, with a thousands separator", _SUM_CALL, "1,250", _PARTS),
+    ("the right total in a sentence, as a task's check reads it", _SUM_CALL, "It is 1,250.", _PARTS),
     ("a difference, which may well be negative", _DIFFERENCE, "-425", {"s1": "215", "s2": "640"}),
     ("a lookup: not a sum", _LOOKUP, "215", {}),
     ("a comparison: not a sum", _COMPARISON, "Brass Lantern", {"s1": "41", "s2": "24", "s3": "17"}),
@@ -97,6 +98,7 @@ _TOTALS_WRONG = (
     ("a call that subtracts where the question adds (the tool's result, -30)", _SWAPPED_CALL, "-30", _PARTS),
     ("an agent's total smaller than one of its parts", _SUM_BY_AGENT, "600", _PARTS),
     ("a total that is not a number", _SUM_CALL, "about a thousand", _PARTS),
+    ("two totals where the question asks for one", _SUM_CALL, "1,200 or 1,300", _PARTS),
     ("a sum of numbers written into the question", _LITERAL_SUM, "16", {}),
 )
 
@@ -105,9 +107,10 @@ _TOTALS_WRONG = (
     "04.total-check",
     "A total covers its parts",
     hint="look at what you judge the step by: its question, with its inputs filled in, not its tool call "
-    "(the call may be the mistake); at how you read the output ('1,250' is a number); at which steps are "
-    "none of this check's business; and at what you compare the total with: a plausibility check works "
-    "nothing out, so a plausible total passes even when it is not the sum",
+    "(the call may be the mistake); at how you read the output (as a task's check reads a number: "
+    "'1,250' and 'It is 1250.' give one, '1,200 or 1,300' does not); at which steps are none of this "
+    "check's business; and at what you compare the total with: a plausibility check works nothing out, "
+    "so a plausible total passes even when it is not the sum",
 )
 def total_check(validator: Callable) -> Iterator[Case]:
     for what, step, output, context in _TOTALS_FINE:
