@@ -91,7 +91,7 @@ def test_concerns_feedback_catches_symptoms_written_out_instead_of_letters(capsy
 
 def test_sentinel_passes_on_the_solution(solution, capsys):
     check("01.sentinel", solution["run_with_reroute"])
-    assert "All 10 checks passed." in capsys.readouterr().out
+    assert "All 11 checks passed." in capsys.readouterr().out
 
 
 def test_sentinel_stub_raises_not_implemented(exercise):
@@ -217,7 +217,7 @@ def test_sentinel_catches_a_reroute_that_outlives_its_step_or_loses_its_inputs(w
 
 def test_hierarchy_passes_on_the_solution(solution, capsys):
     check("01.hierarchy", solution["run_hierarchy"])
-    assert "All 9 checks passed." in capsys.readouterr().out
+    assert "All 12 checks passed." in capsys.readouterr().out
 
 
 def test_hierarchy_stub_raises_not_implemented(exercise):
@@ -240,12 +240,13 @@ def one_outputs_dict(task, manager, sub_planner, team, synthesize):
 
 
 def test_hierarchy_fails_on_a_shared_outputs_dict_and_uncounted_sub_planners(capsys):
-    with pytest.raises(CheckFailed, match="4 of 9 checks failed"):
+    with pytest.raises(CheckFailed, match="6 of 12 checks failed"):
         check("01.hierarchy", one_outputs_dict)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ chunks of 3+2 steps: the calls are counted by kind")
-    assert failed[-1].startswith(
-        "✗ chunks of 4+1+3 steps: the top synthesizer gets each chunk's final output"
+    assert any(
+        line.startswith("✗ chunks of 4+1+3 steps: the top synthesizer gets each chunk's final output")
+        for line in failed
     )
 
 
@@ -331,7 +332,7 @@ def test_when_hierarchy_feedback_catches_an_answer_that_is_not_flat_or_hierarchy
 
 def test_reconcile_passes_on_the_solution(solution, capsys):
     check("01.reconcile", solution["majority"])
-    assert "All 6 checks passed." in capsys.readouterr().out
+    assert "All 8 checks passed." in capsys.readouterr().out
 
 
 def test_reconcile_stub_gets_its_verdict(exercise, capsys):
@@ -396,3 +397,130 @@ def test_reconcile_catches_citations_of_dissenters_and_a_tie_decided_by_order(so
     notebook_code.caught(
         capsys, "01.reconcile", majority_never_open(solution), "✗ a tie in votes and in date stays open"
     )
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def reroute_with(colon=False, retry_first=False, generalist=False):
+    """run_with_reroute with one mistake: only "FAILED:" (with its colon) noticed, the failed role
+    asked once more before the stand-in, or the generalist asked whoever the stand-in map names."""
+
+    def run(plan, team, stand_in):
+        outputs = {}
+        for step in plan.topological_order():
+            context = {dep: outputs[dep] for dep in step.depends_on}
+            output = team[step.role](step, context)
+            failed = output.startswith("FAILED:") if colon else output.startswith("FAILED")
+            if failed and retry_first:
+                output = team[step.role](step, context)
+                failed = output.startswith("FAILED")
+            if failed:
+                if step.role not in stand_in:
+                    raise RuntimeError(f"step {step.id!r} failed and nobody stands in")
+                output = team["generalist" if generalist else stand_in[step.role]](step, context)
+                if output.startswith("FAILED"):
+                    raise RuntimeError(f"step {step.id!r} failed twice")
+            outputs[step.id] = output
+        return outputs
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"colon": True}, "✗ a bare 'FAILED' from the last step of its role: that step is rerouted"),
+        ({"retry_first": True}, "✗ a coder that answers 'FAILED: ...' is asked first, then its step goes"),
+        ({"generalist": True}, "✗ a stand-in other than the generalist: the step goes to the role the map"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_sentinel_catches_a_colon_required_a_retry_first_and_a_stand_in_hard_coded(mistake, line, capsys):
+    notebook_code.caught(capsys, "01.sentinel", reroute_with(**mistake), line)
+
+
+def hierarchy_mistaken(manager_twice=False, written_order=False, last_written=False):
+    """run_hierarchy with one mistake: the top synthesis counted as a second manager call (the
+    synthesizer is "the manager again"), a chunk's steps run in the order they are written, or the
+    output of the step written last handed up as the chunk's result."""
+
+    def run_hierarchy(task, manager, sub_planner, team, synthesize):
+        calls, results = Counter(manager=1), []
+        for chunk in manager(task):
+            chunk_plan = sub_planner(chunk)
+            calls["sub-planner"] += 1
+            outputs = {}
+            order = chunk_plan.steps if written_order else chunk_plan.topological_order()
+            for step in order:
+                outputs[step.id] = team[step.role](step, {d: outputs[d] for d in step.depends_on})
+                calls["executor"] += 1
+            final = chunk_plan.steps[-1] if last_written else chunk_plan.final_step
+            results.append(outputs[final.id])
+        deliverable = synthesize(task, results)
+        calls["manager" if manager_twice else "synthesizer"] += 1
+        return deliverable, calls
+
+    return run_hierarchy
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"manager_twice": True}, "✗ chunks of 3+2 steps: the calls are counted by kind"),
+        ({"written_order": True}, "✗ chunks of 2+3 steps, each summed up in a step written first: returns"),
+        (
+            {"last_written": True},
+            "✗ chunks of 2+3 steps, each summed up in a step written first: the top synthesizer gets",
+        ),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_hierarchy_catches_the_synthesis_billed_to_the_manager_and_steps_taken_as_written(
+    mistake, line, capsys
+):
+    notebook_code.caught(capsys, "01.hierarchy", hierarchy_mistaken(**mistake), line)
+
+
+def majority_mistaken(solution, oldest=False, open_cites_the_tied=False, sorted_claims=False):
+    """majority with one mistake: a tie in votes broken by each value's oldest date, an open claim
+    that cites only the steps of the tied values, or the claims returned in alphabetical order."""
+    from agentlab.synthesis import Resolved
+
+    def answer(findings):
+        said = {}
+        for step_id, found in findings.items():
+            for f in found:
+                said.setdefault(f.claim, []).append((step_id, f))
+        resolved = []
+        for claim in sorted(said) if sorted_claims else said:
+            pairs = said[claim]
+            votes = Counter(f.value for _, f in pairs)
+            most = max(votes.values())
+            pick = min if oldest else max
+            dated = {v: pick(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}
+            kept = [v for v in dated if dated[v] == max(dated.values())]
+            if len(kept) > 1:
+                spoke = [s for s, f in pairs if not open_cites_the_tied or f.value in kept]
+                resolved.append(Resolved(claim, None, tuple(spoke), "a tie"))
+                continue
+            cited = tuple(s for s, f in pairs if f.value == kept[0])
+            resolved.append(Resolved(claim, kept[0], cited, "most"))
+        return resolved
+
+    return answer
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"oldest": True}, "✗ a tie in votes, one value also said earlier: the newest wins"),
+        ({"open_cites_the_tied": True}, "✗ a tie that stays open cites every step that spoke, the outvoted"),
+        ({"sorted_claims": True}, "✗ 40 generated cases (3-5 workers, 3 claims)"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_reconcile_catches_the_oldest_date_an_open_claim_citing_too_few_and_sorted_claims(
+    solution, mistake, line, capsys
+):
+    notebook_code.caught(capsys, "01.reconcile", majority_mistaken(solution, **mistake), line)

@@ -191,6 +191,14 @@ def sentinel(run: Callable) -> Iterator[Case]:
         error or f"k1 was asked of {_asked(log, 'k1')}, the later coder steps of {later}",
     )
 
+    fails = {"researcher": {"Look up the first island.": "FAILED: no such island"}}
+    outputs, error, log = runs(_TWO_LOOKUPS, {"researcher": "critic", "writer": "generalist"}, **fails)
+    yield Case(
+        "a stand-in other than the generalist: the step goes to the role the map names",
+        not error and _asked(log, "a") == ["researcher", "critic"],
+        error or f"step a was asked of {_asked(log, 'a')}",
+    )
+
     fails = {"critic": {"Name the biggest risk.": "FAILED: no opinion"}}
     outputs, error, log = runs(_REPORT, _EVERYONE, **fails)
     given = {role: context for role, sid, context in log if sid == "s3"}
@@ -247,10 +255,11 @@ def _get(outputs: Any, step_id: str) -> Any:
 
 class _Recorder:
     """A manager, a sub-planner, executors and a synthesizer for a given shape of chunks, each
-    counting its calls. Every sub-plan uses the ids s1, s2, ... so chunks share step ids."""
+    counting its calls. Every sub-plan uses the ids s1, s2, ... so chunks share step ids; with
+    `summary_first`, each sub-plan is written with its summing-up step first."""
 
-    def __init__(self, sizes: list[int]):
-        self.sizes, self.calls = sizes, Counter()
+    def __init__(self, sizes: list[int], summary_first: bool = False):
+        self.sizes, self.summary_first, self.calls = sizes, summary_first, Counter()
         self.given: list[tuple[str, str, dict]] = []  # (chunk, step id, context) per executor call
         self.synthesized: list[list[str]] = []
 
@@ -265,8 +274,8 @@ class _Recorder:
             Step(f"s{i}", "worker", f"{chunk}: part {i}.", depends_on=[f"s{i - 1}"] if i > 1 else [])
             for i in range(1, n)
         ]
-        steps.append(Step(f"s{n}", "lead", f"{chunk}: sum up.", depends_on=[f"s{i}" for i in range(1, n)]))
-        return Plan(steps)
+        summary = Step(f"s{n}", "lead", f"{chunk}: sum up.", depends_on=[f"s{i}" for i in range(1, n)])
+        return Plan([summary, *steps] if self.summary_first else [*steps, summary])
 
     def team(self) -> dict[str, Callable]:
         def act(step: Step, context: Mapping[str, str]) -> str:
@@ -298,15 +307,18 @@ def _counts(calls: Any) -> dict[str, int] | None:
     "A manager, sub-planners, and every call counted",
     hint="look at where each kind of call is counted (is every call that would be a model call counted "
     "once, where it is made?), at where a chunk's step outputs are kept while another chunk runs (every "
-    "sub-plan numbers its steps from s1), and at what the synthesizer is handed, and in which order",
+    "sub-plan numbers its steps from s1), at the order a chunk's steps run in and which one is its final "
+    "step (a sub-plan is not always written in that order), and at what the synthesizer is handed, and "
+    "in which order",
 )
 def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
-    for sizes in ([3, 2], [1], [4, 1, 3]):
-        r = _Recorder(sizes)
+    for sizes, summary_first in (([3, 2], False), ([1], False), ([4, 1, 3], False), ([2, 3], True)):
+        r = _Recorder(sizes, summary_first)
         result, error = _quietly(
             run_hierarchy, "Write the report.", r.manager, r.sub_planner, r.team(), r.synthesize
         )
         shape = f"chunks of {'+'.join(map(str, sizes))} steps"
+        shape += ", each summed up in a step written first" if summary_first else ""
         if error or not (isinstance(result, tuple) and len(result) == 2):
             yield Case(f"{shape}: returns (deliverable, calls)", False, error or f"got {result!r}")
             continue
@@ -418,6 +430,19 @@ def _reconcile_fixed() -> list[tuple[str, dict[str, list]]]:
         (
             "a tie in votes and in date stays open",
             {"s1": [f(c, "410", 1841)], "s2": [f(c, "455", 1841)], "s3": []},
+        ),
+        (
+            "a tie in votes, one value also said earlier: the newest wins",
+            {
+                "s1": [f(c, "410", 1836)],
+                "s2": [f(c, "410", 1841)],
+                "s3": [f(c, "455", 1839)],
+                "s4": [f(c, "455", 1839)],
+            },
+        ),
+        (
+            "a tie that stays open cites every step that spoke, the outvoted ones too",
+            {"s1": [f(c, "410", 1841)], "s2": [f(c, "455", 1841)], "s3": [f(c, "73", 1836)]},
         ),
         (
             "the first worker is outvoted",
