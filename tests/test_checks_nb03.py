@@ -119,7 +119,7 @@ def test_read_plan_fails_when_the_roles_are_not_checked(solution, capsys):
 
 def test_ends_in_report_passes_on_the_solution(solution, capsys):
     check("03.ends-in-report", solution["ends_in_one_report"])
-    assert "All 6 checks passed." in capsys.readouterr().out
+    assert "All 7 checks passed." in capsys.readouterr().out
 
 
 def test_ends_in_report_stub_raises_not_implemented(exercise):
@@ -135,7 +135,7 @@ def last_step_is_the_writers(plan):
 
 
 def test_ends_in_report_fails_when_only_the_last_written_step_is_looked_at(capsys):
-    with pytest.raises(CheckFailed, match="3 of 6 checks failed"):
+    with pytest.raises(CheckFailed, match="3 of 7 checks failed"):
         check("03.ends-in-report", last_step_is_the_writers)
     failed = notebook_code.failed_cases(capsys)
     assert failed[0].startswith("✗ the report written first: accepted: raised PlanError")
@@ -328,3 +328,45 @@ def test_read_plan_catches_a_reader_that_starts_at_a_labels_brace(capsys):
         from_the_first_brace,
         "✗ a label with braces of its own before the JSON: the plan",
     )
+
+
+def one_end_and_a_writer_somewhere(plan):
+    """Asks for one end and for a writer in the plan, but never whether the end is the writer's."""
+    used = {dep for step in plan for dep in step.depends_on}
+    ends = [step.id for step in plan if step.id not in used]
+    if len(ends) != 1:
+        raise PlanError(f"the plan has {len(ends)} ends: {', '.join(map(repr, ends))}")
+    if not any(step.role == "writer" for step in plan):
+        raise PlanError(f"no report: the plan ends with {ends[0]!r}")
+
+
+def says_false(plan):
+    """Right about which plans are wrong, but says so by returning False instead of raising."""
+    used = {dep for step in plan for dep in step.depends_on}
+    ends = [step for step in plan if step.id not in used]
+    return len(ends) == 1 and ends[0].role == "writer"
+
+
+def starts_taken_for_ends(plan):
+    """Takes the steps that depend on nothing (where a plan starts) for its ends."""
+    starts = [step for step in plan if not step.depends_on]
+    for step in starts:
+        if step.role != "writer":
+            raise PlanError(f"step {step.id!r} ({step.role}) ends the plan")
+    if len(starts) > 1:
+        raise PlanError(f"the plan ends in {len(starts)} reports")
+
+
+@pytest.mark.parametrize(
+    "wrong, line",
+    [
+        (one_end_and_a_writer_somewhere, "✗ a report that another step goes on from: a PlanError naming s3"),
+        (says_false, "✗ a plan that stops before its report: a PlanError naming s2: accepted"),
+        (starts_taken_for_ends, "✗ a fan-out that ends in the writer's report: accepted: raised PlanError"),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_ends_in_report_catches_a_writer_anywhere_a_false_instead_of_an_error_and_starts_for_ends(
+    wrong, line, capsys
+):
+    notebook_code.caught(capsys, "03.ends-in-report", wrong, line)

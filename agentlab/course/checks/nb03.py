@@ -153,6 +153,11 @@ _FAULTY = (
         {"s2"},
     ),
     (
+        "a report that another step goes on from",
+        [_step("s1", "researcher"), _step("s2", "writer", "s1"), _step("s3", "analyst", "s2")],
+        {"s3"},
+    ),
+    (
         "two reports",
         [_step("s1", "researcher"), _step("s2", "writer", "s1"), _step("s3", "writer", "s1")],
         {"s2", "s3"},
