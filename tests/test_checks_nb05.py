@@ -247,3 +247,118 @@ def shape_with(under_budget=False, always_eight=False, swapped=False):
 )
 def test_shape_catches_a_strict_budget_one_width_for_all_and_a_shape_written_backwards(mistake, line, capsys):
     notebook_code.caught(capsys, "05.shape", shape_with(**mistake), line)
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def calls_with(report_forgotten=False, groups_of_branching=False, levels_from_zero=False):
+    """predict_calls with one mistake: one call per team (its report forgotten), groups of `branching`
+    items each (branching read as a group's size), or the levels counted from 0, one level too many."""
+
+    def predict(width, depth, branching):
+        per_team = 1 if report_forgotten else 2
+
+        def team(items, level):
+            if level == depth:
+                return per_team
+            if groups_of_branching:
+                sizes = [min(branching, items - start) for start in range(0, items, branching)]
+            else:
+                parts = min(branching, items)
+                size, extra = divmod(items, parts)
+                sizes = [size + (i < extra) for i in range(parts)]
+            if len(sizes) < 2:
+                return per_team + team(items, level + 1)
+            return per_team + sum(team(s, level + 1) for s in sizes)
+
+        return team(width, 0 if levels_from_zero else 1)
+
+    return predict
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"report_forgotten": True}, "✗ a sum of 8 items, depth 2, branching 2: got 3 (too few)"),
+        ({"groups_of_branching": True}, "✗ a sum of 8 items, depth 2, branching 2: got 10 (too many)"),
+        ({"levels_from_zero": True}, "✗ a sum of 4 items, depth 1, branching 3: got 8 (too many)"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_team_calls_catches_a_forgotten_report_branching_as_a_size_and_levels_from_zero(
+    mistake, line, capsys
+):
+    notebook_code.caught(capsys, "05.team-calls", calls_with(**mistake), line)
+
+
+def rollup_with(overwrite=False, output_only=False, string_keys=False):
+    """tokens_by_level with one mistake: each team's tokens written over its level's total instead of
+    added to it, output tokens counted instead of all tokens, or levels keyed "level 1" as `rollup` does."""
+
+    def tokens_by_level(root):
+        levels = {}
+        for team in root.walk():
+            own = sum(
+                c.usage.output_tokens if output_only else c.usage.total_tokens
+                for _, role, c in team.run.calls
+                if role != LEAD
+            )
+            key = f"level {team.level}" if string_keys else team.level
+            levels[key] = own if overwrite else levels.get(key, 0) + own
+        return levels
+
+    return tokens_by_level
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"overwrite": True}, "✗ two levels, a sum of 4: got {1: 938, 2: "),
+        ({"output_only": True}, "✗ one level: a flat team: got {1: "),
+        ({"string_keys": True}, "✗ one level: a flat team: got {'level 1': "),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_rollup_catches_a_level_overwritten_output_tokens_only_and_keys_as_rollup_names_them(
+    mistake, line, capsys
+):
+    notebook_code.caught(capsys, "05.rollup", rollup_with(**mistake), line)
+
+
+def choose_with(fewest_calls_first=False, manager_plan_only=False, cheapest_if_none_fits=False):
+    """choose_shape with one mistake: fewest calls ranked before the largest plan, the manager's plan
+    taken for the largest one, or the cheapest shape returned when none fits the budget (not None)."""
+
+    def choose(width, budget):
+        question = world.fanout_task(random.Random(0), width, "total").question
+        best = None
+        for depth in (1, 2, 3):
+            for branching in (2, 3, 4):
+                tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
+                calls = len(tree.calls())
+                plans = [len(tree.run.plan)] if manager_plan_only else [len(t.run.plan) for t in tree.walk()]
+                if calls <= budget:
+                    key = (calls, max(plans)) if fewest_calls_first else (max(plans), calls)
+                    candidate = (*key, depth, branching)
+                    best = candidate if best is None else min(best, candidate)
+        if best is None:
+            return (1, 2) if cheapest_if_none_fits else None  # the flat team: two calls, the fewest there are
+        return best[2:]
+
+    return choose
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"fewest_calls_first": True}, "✗ a sum of 8 items within 6 calls: got (1, 2)"),
+        ({"manager_plan_only": True}, "✗ a sum of 8 items within 20 calls: got "),
+        ({"cheapest_if_none_fits": True}, "✗ a sum of 6 items within 1 call: got (1, 2)"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_shape_catches_calls_ranked_first_the_managers_plan_alone_and_a_shape_when_none_fits(
+    mistake, line, capsys
+):
+    notebook_code.caught(capsys, "05.shape", choose_with(**mistake), line)

@@ -250,3 +250,100 @@ def simulate_with(rate_per_step=False, every_try=False, unseeded=False):
 )
 def test_retries_catches_a_rate_per_step_tries_that_all_must_succeed_and_no_seed(mistake, line, capsys):
     notebook_code.caught(capsys, "06.retries-correlated", simulate_with(**mistake), line)
+
+
+# --- issue 21: wrong answers the checks missed ------------------------------------------------------
+
+
+def longest_with(q_zero_unguarded=False, rounded_logs=False, none_when_no_chain=False):
+    """longest_winning_chain with one mistake: only p = 1 guarded (a loop that runs until p**n
+    underflows to 0 at q = 0), the logarithm rounded instead of floored, or None when no chain wins."""
+
+    def longest(p, q):
+        if p <= q:
+            return None if none_when_no_chain else 0
+        if p == 1 or (q == 0 and not q_zero_unguarded):
+            return math.inf
+        if rounded_logs:
+            return round(math.log(q) / math.log(p))
+        n = 0
+        while p ** (n + 1) > q:
+            n += 1
+        return n
+
+    return longest
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"q_zero_unguarded": True}, "✗ an agent that never succeeds: p = 0.5 against q = 0: got 1074"),
+        ({"rounded_logs": True}, "✗ (a) p = 0.9 against q = 0.6: got 5"),
+        ({"none_when_no_chain": True}, "✗ one agent as good as one step: p = q = 0.8: got None"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_crossover_catches_q_zero_unguarded_a_rounded_logarithm_and_none_for_no_chain(mistake, line, capsys):
+    notebook_code.caught(capsys, "06.crossover", longest_with(**mistake), line)
+
+
+def cut_with(swapped=False, rounded=False, handoffs_added=False):
+    """best_cut with one mistake: (chance, pieces) instead of (pieces, chance), the chance rounded to
+    three places as a table would print it, or the handoffs' losses added up instead of multiplied."""
+
+    def cut(fail, handoff, most):
+        def chance(n):
+            handoffs = 1 - handoff * (n - 1) if handoffs_added else (1 - handoff) ** (n - 1)
+            return (1 - fail / n) ** n * handoffs
+
+        chances = {n: chance(n) for n in range(1, most + 1)}
+        best = max(chances.values())
+        pieces = min(n for n, c in chances.items() if c == best)
+        best = round(best, 3) if rounded else best
+        return (best, pieces) if swapped else (pieces, best)
+
+    return cut
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"swapped": True}, "✗ notebook 06's curve: handoffs lose 1%: got (0."),
+        ({"rounded": True}, "✗ notebook 06's curve: handoffs lose 1%: got ("),
+        ({"handoffs_added": True}, "✗ notebook 06's curve: handoffs lose 1%: got (3, 0.63"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_best_cut_catches_the_pair_swapped_a_rounded_chance_and_losses_added(mistake, line, capsys):
+    notebook_code.caught(capsys, "06.best-cut", cut_with(**mistake), line)
+
+
+def retries_with(global_tries=False, one_draw_per_step=False, retries_as_attempts=False):
+    """simulate_retries with one mistake: the tries drawn from numpy's global generator (only the rates
+    from `rng`), one random draw per step reused by all its tries, or one try fewer than `attempts`."""
+
+    def simulate(p, n, attempts, correlation, trials=100_000, seed=0):
+        rng = np.random.default_rng(seed)
+        rate = task_rates(p, correlation, trials, rng)[:, None, None]
+        tries = attempts - 1 if retries_as_attempts else attempts
+        if one_draw_per_step:
+            draws = np.repeat(rng.random((trials, n, 1)), tries, axis=2)
+        else:
+            draws = (np.random.random if global_tries else rng.random)((trials, n, tries))
+        chains = (draws < rate).any(axis=2).all(axis=1)
+        return Estimate(int(chains.sum()), trials)
+
+    return simulate
+
+
+@pytest.mark.parametrize(
+    "mistake, line",
+    [
+        ({"global_tries": True}, "✗ the same seed gives the same count"),
+        ({"one_draw_per_step": True}, "✗ independent failures, 2 tries a step: simulated"),
+        ({"retries_as_attempts": True}, "✗ independent failures, 2 tries a step: simulated"),
+    ],
+    ids=lambda x: next(iter(x)),
+)
+def test_retries_catches_the_global_generator_one_draw_per_step_and_a_try_too_few(mistake, line, capsys):
+    notebook_code.caught(capsys, "06.retries-correlated", retries_with(**mistake), line)
