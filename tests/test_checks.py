@@ -294,3 +294,90 @@ def test_no_reference_answer_is_importable_under_a_public_name(notebook):
     checks = {REGISTRY[e].cases.__name__ for e in exercises_of(notebook)}
     public = [name for name in defined if not name.startswith("_") and name not in checks]
     assert public == [], f"nb{notebook} defines public names besides its checks: {public}"
+
+
+# --- plain data: an answer that only claims to be right ----------------------------------------------
+
+
+class AlwaysEqual:
+    """An object of a learner's own class that says it equals anything it is compared with."""
+
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+def sly(value):
+    """`value` as a learner's own subclass of its type whose == always says yes (an AlwaysEqual when
+    its type cannot be subclassed: True, False, None, or the kit's own objects)."""
+    kind = type(value)
+    if kind not in (int, float, str, list, tuple, dict):
+        return AlwaysEqual()
+    methods = {"__eq__": lambda self, other: True, "__ne__": lambda self, other: False}
+    methods["__hash__"] = None if kind in (list, dict) else kind.__hash__
+    return type(f"Sly{kind.__name__.title()}", (kind,), methods)(value)
+
+
+JUDGED_BY_WHAT_IT_RAISES = {"03.ends-in-report"}  # returns None or raises: what it returns is not judged
+
+
+@needs_solutions
+@pytest.mark.parametrize("exercise_id", sorted(set(ANSWERS) - JUDGED_BY_WHAT_IT_RAISES))
+def test_an_answer_that_only_claims_to_be_right_is_refused_with_what_it_is(exercise_id, capsys):
+    """The solution's own answers, each handed back as an object whose == always says yes: the
+    learner's check refuses them, as the grader (which compares plain data) would fail them."""
+    answer = solution_answer(exercise_id)
+    if callable(answer):
+        right = answer
+
+        def answer(*args, **kwargs):  # noqa: F811 - the right answer, dressed up
+            return sly(right(*args, **kwargs))
+
+    else:
+        answer = sly(answer)
+    failed = notebook_code.caught(capsys, exercise_id, answer)
+    assert any(re.search(r"\b(a|an) (Sly\w+|AlwaysEqual), ", line) for line in failed), failed
+
+
+@pytest.mark.parametrize(
+    "value, verdict",
+    [
+        (type("MyFloat", (float,), {"__add__": lambda self, other: 0.0})(2.5), "a MyFloat, not a number"),
+        (type("Loud", (str,), {"startswith": lambda self, prefix: True})("x"), "a Loud, not a string"),
+        (AlwaysEqual(), "an AlwaysEqual, which is not plain data"),
+        ([1, {"k": AlwaysEqual()}], "an AlwaysEqual, which is not plain data"),
+        (__import__("fractions").Fraction(1, 3), "a Fraction, not a plain number"),
+        ((x for x in ()), "a generator, which is not plain data"),
+    ],
+    ids=["float-subclass", "str-subclass", "own-class", "nested", "fraction", "generator"],
+)
+def test_plain_names_what_is_not_plain_data_in_one_line(value, verdict):
+    from agentlab.course.checks import plain
+
+    _, said = plain(value)
+    assert said.startswith(verdict) and "\n" not in said
+
+
+def test_plain_takes_numpy_numbers_a_namedtuple_a_counter_and_the_kits_objects_as_they_are():
+    from collections import Counter, namedtuple
+
+    import numpy as np
+
+    from agentlab.course.checks import plain
+    from agentlab.plan import Plan, Step
+
+    decision = namedtuple("Decision", "ok why")(True, "the clerk")
+    plan = Plan([Step("s1", "writer", "Write.")])
+    assert plain([np.float64(1.5), np.int64(2), np.array([3, 4])]) == ([1.5, 2, [3, 4]], "")
+    assert type(plain(np.int64(2))[0]) is int
+    for value in (decision, Counter(a=1), plan, len, None, ...):
+        assert plain(value) == (value, "") and plain(value)[0] is value
+
+
+def test_a_check_refuses_a_function_returning_a_number_of_its_own_kind_in_one_line(square_exercise, capsys):
+    odd = type("MyFloat", (float,), {"__eq__": lambda self, other: True, "__hash__": float.__hash__})
+    with pytest.raises(CheckFailed, match="3 of 3 checks failed"):
+        check("99.square", lambda x: odd(x * x))
+    out = capsys.readouterr().out
+    assert "✗ square(2) == 4: returned a MyFloat, not a number: it is your own kind of float, which " in out

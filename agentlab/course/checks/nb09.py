@@ -163,7 +163,9 @@ def policy(approve: Callable[[Request], Any]) -> Iterator[Case]:
     for what, request, approved in _REQUESTS:
         answer, error = attempt(approve, request)  # a stub stops here: the policy would count it as a "no"
         decision, why = mine.decide(request)
-        yield Case(what, decision == ("approved" if approved else "denied"), error or f"{decision}: {why}")
+        odd = error.startswith("returned ")  # not plain data: the grader would not take it either
+        right = not odd and decision == ("approved" if approved else "denied")
+        yield Case(what, right, error or f"{decision}: {why}")
         if not error and not (isinstance(answer, tuple) and len(answer) == 2 and str(answer[1]).strip()):
             unexplained.append(f"{what}: {answer!r}")
     yield Case(
