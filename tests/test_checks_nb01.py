@@ -524,3 +524,79 @@ def test_reconcile_catches_the_oldest_date_an_open_claim_citing_too_few_and_sort
     solution, mistake, line, capsys
 ):
     notebook_code.caught(capsys, "01.reconcile", majority_mistaken(solution, **mistake), line)
+
+
+# Right answers written differently still pass the cases added above.
+
+
+def reroute_by_slicing(plan, team, stand_in):
+    """Right, written another way: the sentinel spotted by slicing, the stand-in looked up with try."""
+    outputs = {}
+    for step in plan.topological_order():
+        context = {dep: outputs[dep] for dep in step.depends_on}
+        answer = team[step.role](step, context)
+        if answer[:6] == "FAILED":
+            try:
+                backup = team[stand_in[step.role]]
+            except KeyError:
+                raise RuntimeError(f"nobody stands in for step {step.id!r}") from None
+            answer = backup(step, context)
+            if answer[:6] == "FAILED":
+                raise RuntimeError(f"the stand-in failed step {step.id!r} too")
+        outputs[step.id] = answer
+    return outputs
+
+
+def hierarchy_from_ready_steps(task, manager, sub_planner, team, synthesize):
+    """Right, written another way: each chunk run by taking its ready steps, its result the output
+    computed last (the final step always runs last)."""
+    calls = Counter(manager=1)
+    results = []
+    for chunk in manager(task):
+        chunk_plan = sub_planner(chunk)
+        calls["sub-planner"] += 1
+        outputs = {}
+        while len(outputs) < len(chunk_plan):
+            step = next(s for s in chunk_plan.ready(outputs) if s.id not in outputs)
+            outputs[step.id] = team[step.role](step, {d: outputs[d] for d in step.depends_on})
+            calls["executor"] += 1
+        results.append(list(outputs.values())[-1])
+    calls["synthesizer"] += 1
+    return synthesize(task, results), calls
+
+
+def majority_by_sorting(findings):
+    """Right, written another way: each claim's values ranked by (votes, newest date) with sorted()."""
+    from agentlab.synthesis import Resolved
+
+    claims = {}
+    for step_id, found in findings.items():
+        for f in found:
+            claims.setdefault(f.claim, []).append((step_id, f))
+    out = []
+    for claim, pairs in claims.items():
+        rank = {}
+        for _, f in pairs:
+            votes, newest = rank.get(f.value, (0, 0))
+            rank[f.value] = (votes + 1, max(newest, f.as_of))
+        ranked = sorted(rank.items(), key=lambda item: item[1], reverse=True)
+        if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+            out.append(Resolved(claim, None, tuple(s for s, _ in pairs), "open"))
+        else:
+            value = ranked[0][0]
+            out.append(Resolved(claim, value, tuple(s for s, f in pairs if f.value == value), "kept"))
+    return out
+
+
+@pytest.mark.parametrize(
+    "exercise, right",
+    [
+        ("01.sentinel", reroute_by_slicing),
+        ("01.hierarchy", hierarchy_from_ready_steps),
+        ("01.reconcile", majority_by_sorting),
+    ],
+    ids=lambda x: getattr(x, "__name__", x),
+)
+def test_right_answers_written_differently_still_pass(exercise, right, capsys):
+    check(exercise, right)
+    assert "✗" not in capsys.readouterr().out

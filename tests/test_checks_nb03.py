@@ -370,3 +370,19 @@ def test_ends_in_report_catches_a_writer_anywhere_a_false_instead_of_an_error_an
     wrong, line, capsys
 ):
     notebook_code.caught(capsys, "03.ends-in-report", wrong, line)
+
+
+def ends_from_the_graph(plan):
+    """Right, written another way: the ends are the graph's nodes with no way out."""
+    graph = plan.to_networkx()
+    ends = sorted(node for node in graph if graph.out_degree(node) == 0)
+    for end in ends:
+        if plan[end].role != "writer":
+            raise PlanError(f"the plan ends at {end!r}, which is no report")
+    if len(ends) != 1:
+        raise PlanError(f"more than one report: {', '.join(map(repr, ends))}")
+
+
+def test_ends_in_report_passes_a_right_rule_written_differently(capsys):
+    check("03.ends-in-report", ends_from_the_graph)
+    assert "✗" not in capsys.readouterr().out

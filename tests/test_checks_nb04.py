@@ -506,3 +506,28 @@ def test_a_total_check_and_a_tasks_check_read_a_number_alike(solution):
         assert task.check(reply) == (world.number_in(reply) == 1250)
         objection = solution["total_covers_its_parts"](step, reply, {})
         assert (objection is None) == (world.number_in(reply) is not None), reply
+
+
+def total_with_its_own_reading(step, output, context):
+    """Right, written another way: the question's numbers found with a regex, the total read with
+    the same rule number_in states (the reply's only number, once normalised)."""
+    import re
+
+    from agentlab import world
+    from agentlab.plan import fill_in
+
+    question = fill_in(step.instruction, context)
+    match = re.fullmatch(r"What is ([\d.]+(?: \+ [\d.]+)+)\?", question)
+    if not match:
+        return None
+    numbers = re.findall(r"-?\d+(?:\.\d+)?", world.normalise(output))
+    if len(numbers) != 1:
+        return f"{output!r} is not a total"
+    if float(numbers[0]) < max(float(part) for part in match.group(1).split(" + ")):
+        return "a total smaller than one of its parts"
+    return None
+
+
+def test_total_check_passes_a_right_check_written_differently(capsys):
+    check("04.total-check", total_with_its_own_reading)
+    assert "✗" not in capsys.readouterr().out
