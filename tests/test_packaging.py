@@ -98,6 +98,16 @@ def test_the_lab_installs_the_kit_alone_and_the_tests_add_their_tools():
     assert "pip install --quiet 'arize-phoenix" in planned("test-phoenix")
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_installs_go_through_uv_and_fall_back_to_pip_without_it():
+    for target in ("setup", "test", "test-phoenix"):
+        made = planned(target)
+        assert "-m pip install --quiet uv" in made or target == "test-phoenix"  # pip brings uv, once
+        for line in (line for line in made.splitlines() if "uv pip install" in line):
+            assert "-m uv --version" in line and "else" in line and "-m pip install --quiet" in line, line
+        assert "uv pip install" in made, target
+
+
 def test_import_agentlab_needs_none_of_the_optional_extras():
     # a fresh interpreter in which importing any extra's package fails, as if it were not installed
     blocked = ("opentelemetry", "mcp", "mcp_types", "nbgrader")
