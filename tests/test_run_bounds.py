@@ -1,6 +1,7 @@
 """Every wait in a run is bounded when a time limit is set: an agent that blocks cannot hang a run
 on either clock, and an attempt the run walked away from does not keep the process alive."""
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -133,11 +134,15 @@ def test_an_interrupt_during_a_multi_worker_run_returns_promptly_with_the_run_st
     plan = Plan([Step("a", "w", "x"), Step("b", "w", "y"), Step("c", "w", "z", ["a", "b"])])
     threading.Thread(target=lambda: started.wait(10) and (time.sleep(0.2), _thread.interrupt_main()),
                      daemon=True).start()
+    # a suite started as a background job has SIGINT ignored, and then interrupt_main does nothing
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     began = time.monotonic()
     try:
         run = run_plan(plan, {"w": Agent("w", slow)}, workers=2)
     except KeyboardInterrupt:
         pytest.fail("the interrupt escaped run_plan, and the run with it")
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - began < 3
     assert run.status == "stopped" and run.reason.startswith("interrupted")
     assert run.step_status["c"] == "skipped"

@@ -422,7 +422,11 @@ def read_until(process: subprocess.Popen, marker: str, seconds: float = 30) -> s
 
 def test_agentlab_serve_says_where_it_listens_logs_each_request_and_stops_on_ctrl_c():
     command = [sys.executable, "-m", "agentlab.course.cli", "serve", "--port", "0", "--log", "--seed", "3"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # started as a shell starts a background job, with SIGINT ignored: Ctrl-C (kill -INT) still stops it
+    ignore_interrupts = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=ignore_interrupts
+    )
     try:
         shown = read_until(process, "Ctrl-C")
         url = shown.split("export ANTHROPIC_BASE_URL=")[1].split()[0]

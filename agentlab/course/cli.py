@@ -12,6 +12,7 @@ import argparse
 import importlib.metadata
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -127,6 +128,8 @@ def serve(args: argparse.Namespace) -> int:
     key = "<the key this server wants>" if args.api_key else "any-key  # any value will do"
     print(f"  export ANTHROPIC_API_KEY={key}")
     print("Ctrl-C stops it.", flush=True)
+    # A shell starts a background job with SIGINT ignored, and the child inherits that: ask for it back.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
