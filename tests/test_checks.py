@@ -381,3 +381,74 @@ def test_a_check_refuses_a_function_returning_a_number_of_its_own_kind_in_one_li
         check("99.square", lambda x: odd(x * x))
     out = capsys.readouterr().out
     assert "✗ square(2) == 4: returned a MyFloat, not a number: it is your own kind of float, which " in out
+
+
+# --- helpers an exercise forbids -----------------------------------------------------------------
+
+TRAPS = """
+import importlib, json, os
+from agentlab.course.grading import FORBIDDEN
+from agentlab.course.kernel import ForbiddenHelper, Kernel
+
+kernel = Kernel(*os.pipe())
+kernel.forbid(FORBIDDEN)
+said = {}
+for exercise, helpers in FORBIDDEN.items():
+    for helper in helpers:
+        module, path = helper.split(":")
+        found = importlib.import_module(module)
+        for part in path.split("."):
+            found = getattr(found, part)
+        learner = lambda *args, helper=found: helper(*args)  # the learner's lambda calling the helper
+        for running in (exercise, "99.another"):
+            kernel.exercise = running
+            try:
+                learner()
+            except ForbiddenHelper as error:
+                said[f"{helper} in {running}"] = str(error)
+            except TypeError:  # the helper itself ran, and wanted its arguments
+                said[f"{helper} in {running}"] = "ran"
+print(json.dumps(said))
+"""
+
+
+def test_every_forbidden_helper_is_refused_in_one_line_while_its_exercise_runs_and_only_then():
+    """In a kernel of its own (forbidding patches the kit's modules): a lambda that calls the helper
+    fails with a line naming the exercise and the helper while that exercise is graded, and the same
+    helper runs while any other exercise is."""
+    import subprocess
+    import sys
+
+    from agentlab.course.grading import FORBIDDEN
+
+    done = subprocess.run([sys.executable, "-c", TRAPS], capture_output=True, text=True, timeout=120)
+    said = json.loads(done.stdout)
+    for graded, helpers in FORBIDDEN.items():
+        for helper in helpers:
+            refused = f"{graded} asks you not to call {helper.split(':')[1]}: write it yourself"
+            assert said[f"{helper} in {graded}"] == refused
+            assert said[f"{helper} in 99.another"] == "ran"
+    assert {"05.rollup", "06.crossover", "07.router-share", "04.retry-then-reroute"} <= set(FORBIDDEN)
+
+
+@needs_solutions
+@pytest.mark.skipif(__import__("shutil").which("bwrap") is None, reason="the grader's sandbox needs bwrap")
+def test_the_grader_fails_a_lambda_that_calls_the_kits_own_answer_and_says_why(tmp_path):
+    """06.crossover graded in the sandbox: the kit's `longest_winning_chain` passed off as the learner's."""
+    import nbformat
+
+    from agentlab.course.grading import grade
+
+    notebook = nbformat.read(ROOT / "exercises" / "06_error_propagation.ipynb", as_version=4)
+    notebook.cells.append(
+        nbformat.v4.new_code_cell(
+            "from agentlab import experiments\n"
+            "longest_winning_chain = lambda p, q: experiments.longest_winning_chain(p, q)"
+        )
+    )
+    path = tmp_path / "ann" / "06_error_propagation.ipynb"
+    path.parent.mkdir()
+    nbformat.write(notebook, path)
+    result = {r.exercise: r for r in grade(path, timeout=60).results}["06.crossover"]
+    assert result.status == "failed"
+    assert "06.crossover asks you not to call longest_winning_chain: write it yourself" in result.detail

@@ -64,6 +64,11 @@ BIG_FILE = 20 * 2**20  # files in a learner's folder larger than this stay out o
 FORBIDDEN = {
     "02.critical-path": ["agentlab.plan:Plan.critical_path"],
     "02.makespan": ["agentlab.schedule:virtual_schedule", "agentlab.run:run_plan"],
+    "04.retry-then-reroute": ["agentlab.run:run_plan"],  # "does this for you; write it once yourself"
+    "05.team-calls": ["agentlab.hierarchy:Hierarchy.solve"],  # "without running anything"
+    "05.rollup": ["agentlab.hierarchy:rollup", "agentlab.hierarchy:Node.own_calls"],
+    "06.crossover": ["agentlab.experiments:longest_winning_chain"],
+    "07.router-share": ["agentlab.routing:random_router", "agentlab.routing:perfect_router"],
 }
 
 
