@@ -69,6 +69,12 @@ FORBIDDEN = {
     "05.rollup": ["agentlab.hierarchy:rollup", "agentlab.hierarchy:Node.own_calls"],
     "06.crossover": ["agentlab.experiments:longest_winning_chain"],
     "07.router-share": ["agentlab.routing:random_router", "agentlab.routing:perfect_router"],
+    "11.cache-bill": ["agentlab.llm.usage:cost", "agentlab.llm.usage:usage_report"],
+    "11.first-step": [
+        "agentlab.plan:Plan.critical_path",
+        "agentlab.schedule:virtual_schedule",
+        "agentlab.run:run_plan",
+    ],
 }
 
 

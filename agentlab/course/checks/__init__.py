@@ -40,7 +40,7 @@ from numbers import Number
 from pathlib import PurePath
 from typing import Any
 
-NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10")
+NOTEBOOKS = ("01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11")
 NAMES = {  # each exercise notebook's file name (without .ipynb), by number
     "01": "01_stub_planner_and_executors",
     "02": "02_plans_are_dags",
@@ -52,6 +52,7 @@ NAMES = {  # each exercise notebook's file name (without .ipynb), by number
     "08": "08_migration_and_handoffs",
     "09": "09_guardrails",
     "10": "10_across_machines",
+    "11": "11_caching_and_streaming",
 }
 # The course was renumbered: 07 split in two (its last two exercises went to the new 08), guardrails
 # went from 08 to 09 and across machines from 09 to 10. An old id names its new one, so a notebook
