@@ -1,5 +1,5 @@
 """The check framework: pass, fail with a hint, stop on a stub, write down what happened for the
-grader; and, across all 34 checks, what their lines may say and what their modules may export."""
+grader; and, across all 36 checks, what their lines may say and what their modules may export."""
 
 import ast
 import importlib
@@ -134,12 +134,13 @@ def test_every_check_writes_down_what_happened_for_the_grader(square_exercise, t
 def test_the_exercises_a_notebook_must_have_come_in_the_notebooks_order():
     assert exercises_of("06") == ["06.crossover", "06.best-cut", "06.retries-correlated"]
     assert exercises_of("10") == ["10.speedup", "10.break-even", "10.travel"]
-    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 34
-    with pytest.raises(KeyError, match="no exercise notebook '11'"):
-        exercises_of("11")
+    assert exercises_of("11") == ["11.cache-bill", "11.first-step"]
+    assert sum(len(exercises_of(n)) for n in NOTEBOOKS) == 36
+    with pytest.raises(KeyError, match="no exercise notebook '12'"):
+        exercises_of("12")
 
 
-# --- what the checks say, across all 34 --------------------------------------------------------
+# --- what the checks say, across all 36 --------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in order; or a value and its cell)
@@ -177,6 +178,8 @@ ANSWERS = {  # exercise -> (solution notebook, the functions it defines, in orde
     "10.speedup": ("10_across_machines", "speedup"),
     "10.break-even": ("10_across_machines", "break_even"),
     "10.travel": ("10_across_machines", "census_clerk"),
+    "11.cache-bill": ("11_caching_and_streaming", "bill"),
+    "11.first-step": ("11_caching_and_streaming", "streamed_finish"),
 }
 
 
