@@ -1,15 +1,17 @@
 """The shape a checkpoint's state must have (`checkpoint.py` saves it, and reads it back only if
 it has this shape): a JSON Schema, field by field, so that a damaged or edited file is refused
-naming the first field that is wrong, never resumed into a run that crashes later."""
+naming the first field that is wrong, never resumed into a run that crashes later; and what no
+saved state can say about itself (`consistency_problem`), for a file edited and sealed again."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agentlab.monitor import FAILURE_KINDS
-from agentlab.trace import KINDS
+from agentlab.trace import KINDS, Run
 
 _TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
+_TEXT_OR_NULL = {"type": ["string", "null"]}  # a "finished" event's detail: null, the step's output
 _SECONDS = {"type": "number", "minimum": 0}
 _USAGE = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cache_write_1h_tokens")
 
@@ -48,7 +50,7 @@ STATE_SCHEMA = _record(  # what `save` writes, field by field
     plans={"type": "array", "items": {"type": "object"}, "minItems": 1},
     outputs=_map(_TEXT),
     calls=_list(_row(_TEXT, _TEXT, {"anyOf": [{**_record(value={}), "maxProperties": 1}, _COMPLETION]})),
-    trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT)),
+    trace=_list(_row(_SECONDS, {"enum": list(KINDS)}, _TEXT, _TEXT, _list(_TEXT), _TEXT_OR_NULL)),
     slots=_list({**_row(_TEXT, _COUNT, _SECONDS, _SECONDS, _TEXT), "minItems": 4}),  # older: no `where`
     now=_SECONDS,
     attempts=_map(_COUNT),
@@ -73,3 +75,21 @@ def shape_problem(state: Any) -> str | None:
     where = "/".join(map(str, error.absolute_path)) or "the state"
     said = error.message if len(error.message) <= 160 else error.message[:160] + "..."
     return f"{where}: {said}"
+
+
+
+def consistency_problem(run: Run) -> str | None:
+    """What in a run restored from a state of the schema's shape contradicts the rest of it (a
+    run saves none of these), or None: an output, attempt or failure for a step no plan has, a
+    step done that was never tried, a "finished" event whose output (saved once, in `outputs`)
+    is not there."""
+    steps = {step.id for plan in run.plans for step in plan}
+    for what, ids in (("an output", run.outputs), ("attempts", run.attempts),
+                      ("a failure", [i for i, _, _ in run.failures])):
+        if stray := sorted(set(ids) - steps):
+            return f"it holds {what} for step {stray[0]!r}, which no plan of the run has"
+    if untried := sorted(i for i in run.outputs if run.attempts.get(i, 0) < 1):
+        return f"step {untried[0]!r} has an output but was never tried"
+    if unsaid := [e.step_id for e in run.trace if e.detail is None]:
+        return f"its trace says step {unsaid[0]!r} finished with an output it does not hold"
+    return None

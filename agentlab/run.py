@@ -44,6 +44,7 @@ from agentlab import recovery as recoveries
 from agentlab.agents import STUB_TEAM, Agent
 from agentlab.attempt import Attempt, Daemons, InPlace, Job, outcome, submit
 from agentlab.budget import Budget, spent
+from agentlab.checkpoint_lock import claimed
 from agentlab.faults import Fault, first_hit
 from agentlab.llm.base import paid, redact
 from agentlab.monitor import Check, Failure
@@ -73,10 +74,8 @@ def orchestrate(
     with no plan, the reason and the calls it cost. With `checkpoint=` and `resume=True`, a
     saved run is carried on without planning again."""
     if options.get("recovery"):
-        options["recovery"] = [
-            Replan(planner, p.max_replans) if isinstance(p, Replan) and p.planner is None else p
-            for p in options["recovery"]
-        ]
+        options["recovery"] = [Replan(planner, p.max_replans) if isinstance(p, Replan) and p.planner is None
+                               else p for p in options["recovery"]]
     check_task(task)
     check_team(team)
     path = options.get("checkpoint")
@@ -132,7 +131,7 @@ def run_plan(
         if step.role not in team:
             raise PlanError(f"step {step.id!r} has unknown role {step.role!r}; known roles: {sorted(team)}")
     run = Run(task=task, plan=plan, workers=workers, clock=clock, plans=[plan])
-    with checkpoints.claimed(checkpoint):  # no other run writes this checkpoint meanwhile
+    with claimed(checkpoint):  # no other run writes this checkpoint meanwhile
         now = _begin(run, team, checkpoint, resume, planning_calls)
         loop = _Loop(run, team, Clock(clock, now), _scheduler(run, workers), tuple(checks), timeout,
                      tuple(recovery), replan, budget, tuple(faults), checkpoint)

@@ -46,6 +46,39 @@ def summary(run):
     return run.status, run.outputs, [(s, r, c.text) for s, r, c in run.calls], run.deliverable
 
 
+# The file, as a tool that reads or writes checkpoints sees it: a head line, then one record a save.
+
+
+def lines(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def whole(path):
+    """The head, and the state its records add up to: lists grow, maps gain entries, the rest is replaced."""
+    head, *records = lines(path)
+    state = {}
+    for record in records:
+        for name, value in record["state"].items():
+            if name in ("plans", "calls", "trace", "slots", "failures") and name in state:
+                state[name] += value
+            elif name in ("outputs", "attempts", "used") and name in state:
+                state[name].update(value)
+            else:
+                state[name] = value
+    return head, state
+
+
+def written(path, head, states):
+    """Store `head` and one record a state, each sealed as the kit seals them: the checksum of the
+    seal before and the state's canonical text."""
+    out, seal = [json.dumps(head)], ""
+    for state in states:
+        text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        seal = hashlib.sha256((seal + text).encode("utf-8", "surrogatepass")).hexdigest()
+        out.append(json.dumps({"seal": seal, "state": state}))
+    path.write_text("\n".join(out) + "\n")
+
+
 def test_the_state_is_saved_after_every_step(tmp_path, monkeypatch):
     path = tmp_path / "run.json"
     saved = []
@@ -58,8 +91,12 @@ def test_the_state_is_saved_after_every_step(tmp_path, monkeypatch):
     monkeypatch.setattr("agentlab.checkpoint.save", spy)
     run_plan(chain(3), {"a": Agent("a", Counting())}, TASK, checkpoint=path)
     assert saved == [[], ["s1"], ["s1", "s2"], ["s1", "s2", "s3"], ["s1", "s2", "s3"]]  # start, 3 steps, end
-    document = json.loads(path.read_text())
-    assert document["version"] == VERSION and set(document["fingerprint"]) == {"task", "plan"}
+    head, *records = lines(path)
+    assert head["version"] == VERSION and set(head["fingerprint"]) == {"task", "plan"}
+    # the whole state first, then each save adds what changed: one step's output, the end
+    assert [list(r["state"].get("outputs", "-")) for r in records] == [[], ["s1"], ["s2"], ["s3"], ["-"]]
+    assert records[0]["state"]["plans"] and "plans" not in records[1]["state"]
+    assert records[-1]["state"] == {"status": "done"}
     assert [p.name for p in tmp_path.iterdir()] == ["run.json"]  # no temporary file left behind
 
 
@@ -76,6 +113,36 @@ def test_a_stopped_run_resumes_without_redoing_finished_steps(tmp_path):
         "resumed from a checkpoint: 2 step(s) done, to do: s3, s4, s5"
     )
     assert resumed.elapsed == straight.elapsed  # the virtual clock carries on where it stopped
+
+
+def test_a_save_writes_what_changed_and_each_output_once(tmp_path):
+    """Every save used to rewrite the whole run (40 steps x 200 KB: 12 s against 0.05 s without a
+    checkpoint), and each output was in the file twice (in `outputs` and in its finished event)."""
+    path, big = tmp_path / "run.json", 20_000
+    team = {"a": Agent("a", lambda step, context: Work(step.id * (big // len(step.id))))}
+    run = run_plan(chain(10), team, TASK, checkpoint=path)
+    assert run.status == "done"
+    head, *records = lines(path)
+    assert len(records) == 12 and path.stat().st_size < 1.1 * 10 * big  # start, 10 steps, the end
+    assert all(len(json.dumps(r)) < 1.1 * big for r in records)  # no record holds two outputs
+    resumed = resume(path, chain(10))
+    assert resumed.trace.of_kind("finished")[3].detail == run.outputs["s4"] == resumed.outputs["s4"]
+
+
+def test_a_checkpoint_from_before_the_journal_still_resumes(saved):
+    """Version 1 kept one JSON document, rewritten whole on every save."""
+    head, state = whole(saved)
+    for event in state["trace"]:
+        event[5] = state["outputs"][event[2]] if event[5] is None else event[5]
+    text = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    document = dict(head, version=1, checksum=hashlib.sha256(text.encode()).hexdigest(), state=state)
+    saved.write_text(json.dumps(document, indent=1))
+    assert summary(resume(saved)) == summary(run_plan(chain(), {"a": Agent("a", Counting())}, TASK))
+    assert lines(saved)[0]["version"] == VERSION  # saved again in today's format
+    document["state"]["now"] += 1
+    saved.write_text(json.dumps(document, indent=1))
+    with pytest.raises(CheckpointError, match="run.json is damaged: its state does not match its checksum"):
+        resume(saved)
 
 
 def test_resuming_a_finished_run_runs_nothing(tmp_path):
@@ -136,9 +203,9 @@ def test_a_killed_process_resumes_from_its_checkpoint(tmp_path):
     while time.monotonic() < deadline and len(done_before) < 3:
         time.sleep(0.02)
         try:
-            done_before = list(json.loads(path.read_text())["state"]["outputs"])
-        except (FileNotFoundError, json.JSONDecodeError):
-            continue  # not there yet (it is never half-written: the rename is atomic)
+            done_before = list(load(path, "count to eight")["outputs"])
+        except CheckpointError:
+            continue  # not there yet (a record cut short by a write in progress is not read)
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait(timeout=10)
     assert victim.returncode == -signal.SIGKILL and len(done_before) >= 3
@@ -179,23 +246,49 @@ def test_a_checkpoint_for_another_task_or_plan_is_refused(saved):
         resume(saved, plan=chain(4))
 
 
-def test_a_truncated_checkpoint_is_refused(saved):
-    saved.write_text(saved.read_text()[:200])
+def test_a_checkpoint_cut_short_before_its_first_record_is_refused(saved):
+    text = saved.read_text()
+    saved.write_text(text[:50])  # inside the head
     with pytest.raises(CheckpointError, match=r"run.json is damaged: not valid JSON .*delete it to start"):
+        resume(saved)
+    saved.write_text(text[: text.index("\n") + 200])  # inside the first record
+    with pytest.raises(CheckpointError, match=r"run.json is damaged: it ends before its first record"):
         resume(saved)
 
 
+def test_a_save_killed_halfway_loses_only_that_save(tmp_path):
+    """Each save adds a line; a kill while one is written leaves a last line with no end, which
+    is left out: the run resumes from the save before, and the step of that save runs again."""
+    path = tmp_path / "run.json"
+    run_plan(chain(), {"a": Agent("a", Counting())}, TASK, checkpoint=path, budget=Budget(calls=3))
+    text = path.read_text()
+    added_s3 = text.rindex("\n", 0, text.index('"outputs":{"s3"')) + 1
+    path.write_text(text[: added_s3 + 100])  # the save after s3, cut short
+    assert sorted(load(path, TASK)["outputs"]) == ["s1", "s2"]
+    second = Counting()
+    resumed = run_plan(chain(), {"a": Agent("a", second)}, TASK, checkpoint=path, resume=True)
+    assert second.tried == ["s3", "s4", "s5"]
+    assert summary(resumed) == summary(run_plan(chain(), {"a": Agent("a", Counting())}, TASK))
+    # the resumed run's first save is the whole state, in a file of its own: the cut line is gone
+    assert [list(r["state"].get("outputs", "-")) for r in lines(path)[1:]] == [
+        ["s1", "s2", "s3"], ["s4"], ["s5"], ["-"]
+    ]
+
+
 def test_an_edited_checkpoint_fails_its_checksum(saved):
-    document = json.loads(saved.read_text())
-    document["state"]["outputs"]["s1"] = "something else"
-    saved.write_text(json.dumps(document))
-    with pytest.raises(CheckpointError, match="does not match its checksum"):
+    head, *records = lines(saved)
+    records[1]["state"]["outputs"]["s1"] = "something else"
+    saved.write_text("".join(json.dumps(line) + "\n" for line in [head, *records]))
+    with pytest.raises(CheckpointError, match="its record on line 3 does not match its checksum"):
+        resume(saved)
+    saved.write_text("".join(json.dumps(line) + "\n" for line in [head, *records[2:]]))  # one dropped
+    with pytest.raises(CheckpointError, match="its record on line 2 does not match its checksum"):
         resume(saved)
 
 
 def test_another_version_or_another_file_is_refused(saved):
-    document = json.loads(saved.read_text())
-    saved.write_text(json.dumps(dict(document, version=VERSION + 1)))
+    head, state = whole(saved)
+    written(saved, dict(head, version=VERSION + 1), [state])
     with pytest.raises(
         CheckpointError, match=f"format version {VERSION + 1}; this kit reads version {VERSION}"
     ):
@@ -249,13 +342,11 @@ def test_resume_needs_a_file_and_calls_must_be_storable(tmp_path):
 
 
 def rewritten(path, edit):
-    """Apply `edit` to the saved state and store it with a matching checksum, as a tool that
-    writes checkpoints (or a careless hand) might: only the shape check can catch it."""
-    document = json.loads(path.read_text())
-    edit(document["state"])
-    text = json.dumps(document["state"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    document["checksum"] = hashlib.sha256(text.encode()).hexdigest()
-    path.write_text(json.dumps(document))
+    """Apply `edit` to the saved state and store it as one record with a matching seal, as a tool
+    that writes checkpoints (or a careless hand) might: only the shape check can catch it."""
+    head, state = whole(path)
+    edit(state)
+    written(path, head, [state])
 
 
 def test_a_checkpoint_that_is_not_utf8_text_is_refused(saved):
@@ -312,17 +403,17 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_field(saved, field, edi
 def test_numbers_no_run_could_have_saved_are_refused(saved):
     for number in ("NaN", "Infinity", "1e999", "1" * 5000):
         text = saved.read_text()
-        document = json.loads(text)
-        now = json.dumps(document["state"]["now"])
-        saved.write_text(text.replace(f'"now": {now}', f'"now": {number}', 1))
+        now = json.dumps(lines(saved)[1]["state"]["now"])
+        assert f'"now":{now},' in text
+        saved.write_text(text.replace(f'"now":{now},', f'"now":{number},', 1))
         with pytest.raises(CheckpointError, match="run.json is damaged: "):
             resume(saved)
         saved.write_text(text)
 
 
 def test_a_fingerprint_of_the_wrong_type_is_refused(saved):
-    document = json.loads(saved.read_text())
-    saved.write_text(json.dumps(dict(document, fingerprint="abc")))
+    head, state = whole(saved)
+    written(saved, dict(head, fingerprint="abc"), [state])
     with pytest.raises(CheckpointError, match="run.json is damaged: its fingerprint is not an object"):
         resume(saved)
 
@@ -343,7 +434,7 @@ def test_temporary_files_left_by_a_killed_write_are_removed_on_the_next_resume_o
 def test_where_each_step_ran_is_saved_and_a_checkpoint_from_before_it_still_resumes(saved):
     here = f"{socket.gethostname()}:{os.getpid()}"
     stopped = saved.read_text()
-    assert [slot[4] for slot in json.loads(stopped)["state"]["slots"]] == [here, here]
+    assert [slot[4] for slot in whole(saved)[1]["slots"]] == [here, here]
     resumed = resume(saved)
     assert resumed.status == "done" and [slot.where for slot in resumed.slots] == [here] * 5
     saved.write_text(stopped)

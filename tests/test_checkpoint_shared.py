@@ -10,6 +10,7 @@ import time
 import pytest
 
 from agentlab.agents import Agent, Work
+from agentlab.budget import Budget
 from agentlab.checkpoint import CheckpointError, load
 from agentlab.plan import Plan, Step
 from agentlab.run import run_plan
@@ -105,10 +106,28 @@ def test_a_checkpoint_edited_and_sealed_again_is_refused_not_resumed_as_a_forged
 
     path = tmp_path / "run.json"
     run_plan(chain(4), slow(0), TASK, checkpoint=path)
-    document = json.loads(path.read_text())
-    document["state"]["outputs"]["s9"] = "forged"
-    canonical = json.dumps(document["state"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    document["checksum"] = hashlib.sha256(canonical.encode()).hexdigest()  # sealed again
-    path.write_text(json.dumps(document))
+    last_seal = json.loads(path.read_text().splitlines()[-1])["seal"]
+    forged = {"outputs": {"s9": "forged"}}  # a record added by hand, sealed as the kit seals one
+    canonical = json.dumps(forged, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    seal = hashlib.sha256((last_seal + canonical).encode()).hexdigest()
+    with path.open("a") as f:
+        f.write(json.dumps({"seal": seal, "state": forged}) + "\n")
     with pytest.raises(CheckpointError, match="an output for step 's9', which no plan of the run has"):
         run_plan(chain(4), slow(0), TASK, checkpoint=path, resume=True)
+
+
+def test_a_finished_event_whose_output_is_not_there_is_refused(tmp_path):
+    """A "finished" event leaves its output to `outputs` (saved once): one without it is forged."""
+    import hashlib
+    import json
+
+    path = tmp_path / "run.json"
+    run_plan(chain(2), slow(0), TASK, checkpoint=path, budget=Budget(calls=0))
+    head, first, *_ = path.read_text().splitlines()
+    state = json.loads(first)["state"]
+    state["trace"].append([1.0, "finished", "s2", "a", ["s1"], None])
+    canonical = json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    seal = hashlib.sha256(canonical.encode()).hexdigest()
+    path.write_text(head + "\n" + json.dumps({"seal": seal, "state": state}) + "\n")
+    with pytest.raises(CheckpointError, match="step 's2' finished with an output it does not hold"):
+        run_plan(chain(2), slow(0), TASK, checkpoint=path, resume=True)

@@ -74,17 +74,20 @@ def test_a_checkpoint_that_cannot_be_written_mid_run_stops_the_run_and_keeps_it(
     """A full disk at step 2 raised OSError out of run_plan: the Run and its outputs were lost."""
     import os
 
-    real, saves = os.replace, []
+    from agentlab.checkpoint import load
 
-    def fills_up(src, dst):
-        saves.append(dst)
+    real, saves = os.fsync, []
+
+    def fills_up(handle):
+        saves.append(handle)
         if len(saves) >= 3:  # the start and step 1 are saved; then the disk is full
             raise OSError(28, "No space left on device")
-        real(src, dst)
+        real(handle)
 
-    monkeypatch.setattr(os, "replace", fills_up)
+    monkeypatch.setattr(os, "fsync", fills_up)
     chain = Plan([Step("s1", "w", "a"), Step("s2", "w", "b", ["s1"]), Step("s3", "w", "c", ["s2"])])
     team = {"w": Agent("w", lambda step, context: f"{step.id} done")}
     run = run_plan(chain, team, checkpoint=tmp_path / "run.json")
     assert run.status == "stopped" and "No space left on device" in run.reason
+    assert load(tmp_path / "run.json", "")["outputs"] == {"s1": "s1 done"}  # the failed save was taken back
     assert run.outputs == {"s1": "s1 done", "s2": "s2 done"}  # nothing lost
