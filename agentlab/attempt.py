@@ -18,6 +18,8 @@ that cannot be pickled to travel there ("the writer agent cannot be sent to a wo
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import logging
 import math
 import os
@@ -70,7 +72,7 @@ def attempt(
     try:
         if fault is not None and fault.kind == "error":
             raise InjectedFault(fault.describe(planned.id, number))
-        work = agent(step, context)
+        work = agent(_own(step), context)
     except Exception as error:  # noqa: BLE001 - every failure becomes part of the run's story
         calls, seconds = (error.calls, error.seconds) if isinstance(error, PaidError) else ((), None)
         if not isinstance(seconds, int | float) or not 0 <= seconds < math.inf:
@@ -88,6 +90,12 @@ def attempt(
             time.sleep(fault.seconds)
     failure = inspect(planned, output, context, checks)
     return Attempt(output, work.calls, seconds, failure, forced, where=here())
+
+
+def _own(step: Step) -> Step:
+    """`step` for an agent to keep: its `args` a copy, so an agent that writes into them cannot
+    change the plan the run executes (what a retry sees, what a checkpoint saves)."""
+    return dataclasses.replace(step, args=copy.deepcopy(dict(step.args))) if step.args else step
 
 
 def travelling(agent: Agent, *args: Any) -> Attempt:

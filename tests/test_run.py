@@ -182,3 +182,37 @@ def test_one_worker_runs_in_the_callers_thread_more_run_on_a_pool():
     run_plan(plan, team, timeout=5)  # a time limit needs a thread it can walk away from
     assert seen[:2] == [threading.current_thread().name] * 2
     assert all(name.startswith("agentlab") for name in seen[2:])
+
+
+def test_an_agent_that_writes_into_its_steps_args_cannot_change_the_plan(tmp_path):
+    """An agent writing into `step.args` changed the plan the run executes (a retry saw the
+    scribbles, and the saved plan's fingerprint moved, so resuming was refused as "a different plan")."""
+    from agentlab.budget import Budget
+    from agentlab.recovery import Retry
+
+    def scribbler():
+        failed = set()
+
+        def scribbles(step, context):
+            seen = {key: list(value) for key, value in step.args.items()}
+            step.args["notes"].append("scribbled")
+            step.args["extra"] = [True]
+            if step.id == "s2" and not failed:  # fails once, after scribbling: the retry must not see it
+                failed.add(step.id)
+                raise RuntimeError("flaky")
+            return f"{step.id} saw {seen} after {','.join(context.values())}"
+
+        return {"a": Agent("a", scribbles, seconds=1.0)}
+
+    def plan():
+        needs = [[]] + [[f"s{i}"] for i in range(1, 4)]
+        return Plan([Step(f"s{i}", "a", "go", needs[i - 1], args={"notes": [f"n{i}"]}) for i in range(1, 5)])
+
+    straight = run_plan(plan(), scribbler(), "t", recovery=[Retry(1)])
+    assert straight.status == "done" and straight.plan.to_dict() == plan().to_dict()
+    assert "scribbled" not in straight.deliverable and "extra" not in straight.deliverable
+    path = tmp_path / "run.json"
+    options = dict(checkpoint=path, recovery=[Retry(1)])
+    assert run_plan(plan(), scribbler(), "t", budget=Budget(seconds=2), **options).status == "stopped"
+    resumed = run_plan(plan(), scribbler(), "t", resume=True, **options)
+    assert resumed.status == "done" and resumed.outputs == straight.outputs
