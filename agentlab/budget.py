@@ -8,11 +8,17 @@ once a cap is reached nothing new starts, the steps already running finish,
 and the run stops with status "stopped", its partial outputs, the usage so far
 and the reason. A step in flight is never cut off, so a run can end a little
 over a cap, by at most what the steps running at that moment spent.
+
+Planning is held to the same caps: while a run plans or replans (`planning_within`), a planner
+asks for each plan, and each re-ask after a plan it rejected, only while the budget has room
+(`planning_refused`), so `Budget(calls=2)` means two paid calls, re-asks included.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,3 +91,26 @@ class Budget:
         if self.seconds is not None and used.seconds >= self.seconds:
             return f"budget reached: {used.seconds:.1f} s (cap {self.seconds:g} s)"
         return None
+
+
+_PLANNING: ContextVar[tuple[Budget, tuple] | None] = ContextVar("the budget planning is under", default=None)
+
+
+@contextlib.contextmanager
+def planning_within(budget: Budget | None, paid: Sequence[tuple[str, str, Any]] = ()) -> Iterator[None]:
+    """Plan (or replan) for a run under `budget` that has paid for `paid` (`run.calls`) so far."""
+    token = _PLANNING.set(None if budget is None else (budget, tuple(paid)))
+    try:
+        yield
+    finally:
+        _PLANNING.reset(token)
+
+
+def planning_refused(calls: Sequence[Any]) -> str | None:
+    """Why a planner that has paid for `calls` towards this plan may not ask again (the cap its
+    run's budget has reached), or None: no budget, or room left."""
+    held = _PLANNING.get()
+    if held is None:
+        return None
+    budget, paid = held
+    return budget.reached(spent([*paid, *(("plan", "planner", call) for call in calls)]))

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.agents import Agent
+from agentlab.budget import planning_refused
 from agentlab.llm.base import LLM, Completion, ModelError, PaidError, redact
 from agentlab.plan import Plan, PlanError, Step, plan_json, references
 from agentlab.prompts import failure_report, report_instruction, task_request, team_line
@@ -195,6 +196,9 @@ class LLMPlanner:
         messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
         ask = {"system": system, "schema": schema, "model": self.model, "max_tokens": self.max_tokens}
         for attempt in range(1, self.max_attempts + 1):
+            if refused := planning_refused(self.calls):  # the run's budget covers re-asks too
+                raise PlanningFailed(f"{refused}; no more planning calls were made (attempt {attempt} of "
+                                     f"{self.max_attempts})", list(self.rejected), list(self.calls))
             try:
                 reply = self.llm.complete(messages=messages, **ask)
             except ModelError as error:  # the calls already paid for go up with the failure

@@ -43,7 +43,7 @@ from agentlab import checkpoint as checkpoints
 from agentlab import recovery as recoveries
 from agentlab.agents import STUB_TEAM, Agent
 from agentlab.attempt import Attempt, Daemons, InPlace, Job, outcome, submit
-from agentlab.budget import Budget, spent
+from agentlab.budget import Budget, planning_within, spent
 from agentlab.checkpoint_lock import claimed
 from agentlab.faults import Fault, first_hit
 from agentlab.llm.base import paid, redact
@@ -83,7 +83,8 @@ def orchestrate(
         plan = checkpoints.first_plan(path, task)  # the plan it started from; no new planning
         return run_plan(plan, team, task, workers=workers, **options)
     try:
-        plan = planner(task)
+        with planning_within(options.get("budget")):
+            plan = planner(task)
     except Exception as error:  # noqa: BLE001 - as in a step: any planner's fault is a failed run
         reason = redact(f"planning failed: {planning_failure(error)}")
         run = Run(task, None, workers=workers, status="failed", reason=reason)
@@ -315,9 +316,10 @@ class _Loop:
         if reason := self.over_budget():
             self.stop(reason)
             return
-        if recoveries.replan(self.run, self.replan_policy, self.unresolved, self.team, self.clock):
-            self.unresolved = []
-            self.scheduler = _scheduler(self.run, self.run.workers)
+        with planning_within(self.budget, self.run.calls):  # its re-asks are held to the budget too
+            if recoveries.replan(self.run, self.replan_policy, self.unresolved, self.team, self.clock):
+                self.unresolved = []
+                self.scheduler = _scheduler(self.run, self.run.workers)
         self.saved()
         self.check_budget()
 
@@ -339,10 +341,9 @@ class _Loop:
         self.run.trace.add(Event(self.clock.now, "stopped", "run", "-", (), reason))
 
     def saved(self) -> None:
-        if self.checkpoint is None:
-            return
         try:
-            checkpoints.save(self.checkpoint, self.run, self.clock.now)
+            if self.checkpoint is not None:
+                checkpoints.save(self.checkpoint, self.run, self.clock.now)
         except OSError as error:  # a full disk, say: the run stops, and keeps what it has in memory
             self.checkpoint, said = None, error.strerror or str(error)
             if self.run.status == "running":

@@ -112,3 +112,45 @@ def test_bad_budgets_are_named():
         Budget(tokens="10")
     with pytest.raises(TypeError, match="budget must be a Budget, got dict"):
         run_plan(PLAN, TEAM, budget={"calls": 3})
+
+
+class Scripted:
+    """A model that replies with the given texts in order, each call paid (100 + 50 tokens)."""
+
+    backend = "scripted"
+
+    def __init__(self, *texts):
+        self.texts, self.asked = list(texts), 0
+
+    def complete(self, **request):
+        self.asked += 1
+        return Completion(self.texts.pop(0), "scripted", "scripted", Usage(100, 50), 1.0)
+
+
+GOOD = '{"steps": [{"id": "s1", "role": "a", "instruction": "go", "depends_on": []}]}'
+PLAIN = {"a": Agent("a", lambda step, context: f"{step.id} done")}
+
+
+def test_a_call_cap_covers_the_planners_re_asks_flat_and_in_a_hierarchy():
+    """Budget(calls=2) let a planner re-asking after malformed plans pay a third call; the
+    tree's budget counted it too. Now the planner asks only while the budget has room."""
+    llm = Scripted("no", "still no", GOOD)
+    run = orchestrate("go", LLMPlanner(llm, PLAIN), PLAIN, budget=Budget(calls=2))
+    assert llm.asked == 2 and len(run.calls) == 2 and run.status == "failed"
+    assert run.reason.startswith("planning failed: budget reached: 2 model calls (cap 2); no more planning")
+    from agentlab.hierarchy import Hierarchy
+
+    sim = SimulatedLLM(error_rate=1.0, error_kinds=["malformed_json"])
+    node = Hierarchy(sim, depth=1, budget=Budget(calls=2)).solve(world.sample_tasks()[0].question)
+    assert len(node.run.calls) == 2 and node.run.status == "failed"
+    assert node.run.reason.startswith("planning failed: budget reached: 2 model calls (cap 2), all teams")
+    within = orchestrate("go", LLMPlanner(Scripted("no", GOOD), PLAIN), PLAIN, budget=Budget(calls=3))
+    assert within.status == "done" and len(within.calls) == 2  # a re-ask the budget has room for
+
+
+def test_a_call_cap_covers_a_replans_re_asks():
+    llm = Scripted(GOOD, "no", "still no", GOOD)
+    options = dict(recovery=[Replan()], faults=[Fault(step="s1")], budget=Budget(calls=3))
+    run = orchestrate("go", LLMPlanner(llm, PLAIN), PLAIN, **options)
+    assert llm.asked == 3 and len(run.calls) == 3 and run.status == "failed"
+    assert run.reason.startswith("replanning failed: budget reached: 3 model calls (cap 3); no more planning")
