@@ -73,10 +73,12 @@ def write_notebook(path: Path, source: str) -> None:
     path.write_text(json.dumps(notebook))
 
 
-@pytest.fixture
-def lab(tmp_path):
-    """A headless JupyterLab on 127.0.0.1 over a temporary root; yields its URL, then stops it."""
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    """One headless JupyterLab on 127.0.0.1 over a temporary root for this module's tests (each
+    start costs seconds); yields its URL, then stops it."""
     require_chromium()
+    tmp_path = tmp_path_factory.mktemp("lab")
     root = tmp_path / "root"
     root.mkdir()
     write_notebook(root / "editor.ipynb", EDITOR_CELL)
@@ -117,11 +119,21 @@ def lab(tmp_path):
     )
     try:
         wait_for_server(server, url, tmp_path / "server.log")
-        yield url
+        yield url, root, tmp_path / "workspaces"
     finally:
         shut_down_kernels(url)
         stop(server)
         log.close()
+
+
+@pytest.fixture
+def lab(lab_server):
+    """The module's JupyterLab for one test, as if new: no tabs restored from an earlier test's
+    workspace; yields its URL, then stops the kernels the test started."""
+    url, _, workspaces = lab_server
+    shutil.rmtree(workspaces, ignore_errors=True)
+    yield url
+    shut_down_kernels(url)
 
 
 def quiet(settings: Path) -> None:
@@ -303,12 +315,12 @@ def test_run_all_on_an_untouched_exercise_gives_every_check_a_verdict_and_one_er
             browser.close()
 
 
-def test_opening_and_closing_a_lesson_leaves_it_unmodified(lab, tmp_path):
+def test_opening_and_closing_a_lesson_leaves_it_unmodified(lab, lab_server):
     """The stored kernelspec is what the installed kernel writes, so the lesson is not marked
     modified when its kernel starts, closing it asks nothing, and the file on disk is unchanged."""
     from playwright.sync_api import expect, sync_playwright
 
-    path = tmp_path / "root" / LESSON.name  # the copy the lab fixture serves
+    path = lab_server[1] / LESSON.name  # the copy the lab serves
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
