@@ -1,6 +1,12 @@
-"""Every course notebook, top to bottom, on the Claude path: `AGENTLAB_BACKEND=anthropic`, with
-`ANTHROPIC_BASE_URL` at an `agentlab serve` started here and `ANTHROPIC_API_KEY=test-key`, so
-every `make_llm()` call goes through the real `anthropic` SDK over real HTTP on 127.0.0.1.
+"""Every course notebook on the Claude path: `AGENTLAB_BACKEND=anthropic`, with `ANTHROPIC_BASE_URL`
+at an `agentlab serve` started here and `ANTHROPIC_API_KEY=test-key`, so every `make_llm()` call
+goes through the real `anthropic` SDK over real HTTP on 127.0.0.1.
+
+The backend is read in one place only: `agentlab.llm.backend` (`make_llm`, `choose_backend`,
+`describe_backend`), called by no module of the kit but the command line. So a notebook whose code
+calls `make_llm` runs top to bottom here; one that calls none of them, or only `describe_backend` to
+print its line, runs exactly what nbval already runs on the simulator, and is checked for that
+instead of being run a second time (the tests below say so, and fail if that stops being true).
 
 A notebook fails here if any cell raises; outputs are not compared (they differ from the
 simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM(...)` themselves
@@ -11,6 +17,7 @@ side by side, each in its own kernel with its own server, to keep the suite's ti
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import os
 import re
@@ -23,9 +30,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from agentlab.llm import describe_backend
 from agentlab.llm.serve import start_server
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+KIT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((KIT / "notebooks").glob("*.ipynb"))
+# How code reaches the active backend: a call that builds a model, or the command line, which does.
+REACHES_A_MODEL = re.compile(r"\bmake_llm\(|\bchoose_backend\(|AnthropicLLM\(|^\s*!\s*agentlab\b", re.M)
 WORKERS = 3  # kernels at once: the kernels wait on the server (in this process) as much as they compute
 CELL_SECONDS = 120  # the longest any one cell may take
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
@@ -68,6 +79,14 @@ def execute(path: Path) -> tuple[str, int, float]:
         return error, server.counts["answered"], time.perf_counter() - started
 
 
+def code(path: Path) -> str:
+    return "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+
+
+def reaches_a_model(path: Path) -> bool:
+    return bool(REACHES_A_MODEL.search(code(path)))
+
+
 def code_length(path: Path) -> int:
     """The characters of code in a notebook: a rough guide to how long it runs."""
     return sum(len(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
@@ -75,7 +94,8 @@ def code_length(path: Path) -> int:
 
 @pytest.fixture(scope="module")
 def executed() -> dict[str, tuple[str, int, float]]:
-    longest_first = sorted(NOTEBOOKS, key=code_length, reverse=True)  # so none is left running alone
+    reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
+    longest_first = sorted(reaching, key=code_length, reverse=True)  # so none is left running alone
     with futures.ThreadPoolExecutor(WORKERS) as pool:
         results = dict(zip([p.name for p in longest_first], pool.map(execute, longest_first), strict=True))
     for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
@@ -84,8 +104,29 @@ def executed() -> dict[str, tuple[str, int, float]]:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_the_notebook_runs_to_the_end_on_the_claude_backend(executed, path):
-    error, calls, _ = executed[path.name]
+def test_the_notebook_runs_to_the_end_on_the_claude_backend(request, path):
+    if not reaches_a_model(path):
+        # nothing in it can reach the backend but the line describe_backend() prints
+        assert "make_llm" not in code(path) and "AnthropicLLM" not in code(path)
+        line = describe_backend(claude_environment("http://127.0.0.1:9"))
+        assert line.startswith("Backend: anthropic") and "server http://127.0.0.1:9" in line
+        return
+    error, calls, _ = request.getfixturevalue("executed")[path.name]
     assert not error, f"{path.name} failed on the Claude path (through agentlab serve):\n{error}"
     if "make_llm(" in path.read_text(encoding="utf-8"):
         assert calls > 0, f"{path.name} builds the active backend, yet no model call reached the server"
+
+
+def test_no_module_of_the_kit_reaches_the_backend_but_the_command_line():
+    """What lets a notebook that calls none of the backend functions skip the Claude run above."""
+
+    def calls_the_backend(path: Path) -> bool:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {"make_llm", "choose_backend"}
+        return any(
+            isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in names
+            for node in ast.walk(tree)
+        )
+
+    reaching = {str(p.relative_to(KIT)) for p in (KIT / "agentlab").rglob("*.py") if calls_the_backend(p)}
+    assert reaching == {"agentlab/llm/backend.py", "agentlab/course/cli.py"}
