@@ -455,3 +455,46 @@ def test_the_grader_fails_a_lambda_that_calls_the_kits_own_answer_and_says_why(t
     result = {r.exercise: r for r in grade(path, timeout=60).results}["06.crossover"]
     assert result.status == "failed"
     assert "06.crossover asks you not to call longest_winning_chain: write it yourself" in result.detail
+
+
+import random  # noqa: E402 - a learner's notebook imports what its answers use, as globals
+from dataclasses import replace  # noqa: E402
+
+from agentlab import experiments, world  # noqa: E402
+from agentlab.hierarchy import Hierarchy, rollup  # noqa: E402
+from agentlab.llm import SimulatedLLM  # noqa: E402
+from agentlab.plan import Plan  # noqa: E402
+from agentlab.routing import random_router  # noqa: E402
+from agentlab.run import run_plan  # noqa: E402
+from agentlab.schedule import makespan, virtual_schedule  # noqa: E402
+
+
+def calls_by_running(width, depth, branching):
+    question = world.fanout_task(random.Random(0), width, "total").question
+    return len(Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question).calls())
+
+
+FORBIDDEN_LAMBDAS = {  # for each exercise that forbids helpers, a learner's answer that hands its work to one
+    "02.critical-path": (lambda plan, durations: plan.critical_path(durations), "Plan.critical_path"),
+    "02.makespan": (lambda p, d, w: makespan(virtual_schedule(p, d, w)), "virtual_schedule"),
+    "04.retry-then-reroute": (
+        lambda step, context, team, retries, stand_in, checks=(): run_plan(
+            Plan([replace(step, depends_on=())]), team
+        ),
+        "run_plan",
+    ),
+    "05.team-calls": (calls_by_running, "Hierarchy.solve"),
+    "05.rollup": (lambda root: rollup(root).by_level, "rollup"),
+    "06.crossover": (lambda p, q: experiments.longest_winning_chain(p, q), "longest_winning_chain"),
+    "07.router-share": (lambda counts, target, router: random_router(counts, 0.5), "random_router"),
+}
+
+
+@pytest.mark.parametrize("exercise_id", sorted(FORBIDDEN_LAMBDAS))
+def test_the_learners_own_check_refuses_a_forbidden_helper_as_the_grader_does(exercise_id, capsys):
+    before = (experiments.longest_winning_chain, Plan.critical_path, run_plan)
+    answer, helper = FORBIDDEN_LAMBDAS[exercise_id]
+    failed = notebook_code.caught(capsys, exercise_id, answer)
+    refused = f"raised ForbiddenHelper: {exercise_id} asks you not to call {helper}: write it yourself"
+    assert any(line.endswith(refused) for line in failed), failed
+    assert (experiments.longest_winning_chain, Plan.critical_path, run_plan) == before  # the kit is put back

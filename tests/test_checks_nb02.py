@@ -83,15 +83,20 @@ def first_dependency(plan, durations):
     return path[::-1], length
 
 
+def right_chain(plan, durations):
+    """The solution's answer (the kit's `plan.critical_path` raises inside the check: it is forbidden)."""
+    return notebook_code.define(ROOT / "solutions" / NAME, "longest_chain")(plan, durations)
+
+
 def from_the_end(plan, durations):
     """The right chain and length, but the chain listed from its last step back to its first."""
-    path, length = plan.critical_path(durations)
+    path, length = right_chain(plan, durations)
     return list(path)[::-1], length
 
 
 def steps_not_seconds(plan, durations):
     """The right chain, but its length counted in steps."""
-    path, _ = plan.critical_path(durations)
+    path, _ = right_chain(plan, durations)
     return list(path), len(path)
 
 

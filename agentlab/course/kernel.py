@@ -19,10 +19,7 @@ import sys
 from typing import Any
 
 from agentlab.course import wire
-
-
-class ForbiddenHelper(RuntimeError):
-    """The learner's answer called a helper its exercise asks them not to use."""
+from agentlab.course.checks import ForbiddenHelper, refusal
 
 
 class GraderRef:
@@ -138,7 +135,7 @@ class Kernel(wire.Peer):
 
         def trap(*args: Any, **kwargs: Any) -> Any:
             if kernel.exercise in exercises:
-                raise ForbiddenHelper(f"{kernel.exercise} asks you not to call {path}: write it yourself")
+                raise ForbiddenHelper(refusal(kernel.exercise, path))
             return original(*args, **kwargs)
 
         trap.__name__ = getattr(original, "__name__", "helper")

@@ -27,10 +27,12 @@ not from the text of the cells: a check that never ran has nothing to show.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import json
 import os
 import signal
+import sys
 import threading
 from collections import Counter, OrderedDict, defaultdict, deque
 from collections.abc import Callable, Iterator
@@ -175,13 +177,14 @@ def check(exercise_id: str, answer: Any) -> None:
         if unwritten(answer):
             raise NotImplementedError(STUB_MESSAGE)
         answer, odd = (answer, "") if callable(answer) else plain(answer)  # a function's answers: `attempt`
-        cases = [Case("your answer, as plain data", False, f"it is {odd}")] if odd else ex.cases(answer)
-        for case in cases:
-            mark = "✓" if case.passed else "✗"
-            line = case.what + (f": {case.detail}" if case.detail and not case.passed else "")
-            print(f"  {mark} {line}")
-            passed, failed = passed + case.passed, failed + (not case.passed)
-            first = first or ("" if case.passed else line)
+        with forbidding(ex.id, answer) as answer:
+            cases = [Case("your answer, as plain data", False, f"it is {odd}")] if odd else ex.cases(answer)
+            for case in cases:
+                mark = "✓" if case.passed else "✗"
+                line = case.what + (f": {case.detail}" if case.detail and not case.passed else "")
+                print(f"  {mark} {line}")
+                passed, failed = passed + case.passed, failed + (not case.passed)
+                first = first or ("" if case.passed else line)
     except NotImplementedError as error:
         if passed + failed == 0:
             print("  … not written yet: fill in the part marked in the exercise, then run this cell again.")
@@ -200,6 +203,68 @@ def check(exercise_id: str, answer: Any) -> None:
         raise CheckFailed(f"{failed} of {passed + failed} checks failed. Hint: {ex.hint}")
     _record(ex.id, "end", status="passed", passed=passed, failed=0, detail="")
     print(f"All {passed} checks passed." if passed > 1 else "The check passed.")
+
+
+class ForbiddenHelper(RuntimeError):
+    """The learner's answer called a helper its exercise asks them not to use (its text says so)."""
+
+
+def refusal(exercise_id: str, path: str) -> str:
+    return f"{exercise_id} asks you not to call {path}: write it yourself"
+
+
+@contextmanager
+def forbidding(exercise_id: str, answer: Any) -> Iterator[Any]:
+    """While a check runs: the helpers its exercise forbids (`grading.FORBIDDEN`) raise when the
+    learner's function calls them, as they do in the grader's sandbox, and only then (a check may call
+    them itself). Yields the answer to check: the learner's function, wrapped to say when it runs."""
+    from agentlab.course.grading import FORBIDDEN
+
+    helpers = FORBIDDEN.get(exercise_id, [])
+    if not helpers or not callable(answer):
+        yield answer
+        return
+    running = [0]
+
+    @functools.wraps(answer)
+    def answering(*args: Any, **kwargs: Any) -> Any:
+        running[0] += 1
+        try:
+            return answer(*args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    undo: list[tuple[Any, str, Any]] = []
+    for helper in helpers:
+        module_name, path = helper.split(":")
+        owner: Any = importlib.import_module(module_name)
+        *parents, attribute = path.split(".")
+        for part in parents:
+            owner = getattr(owner, part)
+        original = getattr(owner, attribute)
+
+        def trap(*args: Any, _original: Any = original, _path: str = path, **kwargs: Any) -> Any:
+            if running[0]:
+                raise ForbiddenHelper(refusal(exercise_id, _path))
+            return _original(*args, **kwargs)
+
+        spaces = [vars(m) for name, m in list(sys.modules.items()) if name.startswith("agentlab") and m]
+        spaces.append(getattr(answer, "__globals__", {}))  # the learner's own import of it
+        undo.append((owner, attribute, original))
+        setattr(owner, attribute, trap)
+        for space in spaces:
+            for key, value in list(space.items()):
+                if value is original:
+                    undo.append((space, key, original))
+                    space[key] = trap
+    try:
+        yield answering
+    finally:
+        for where, key, original in reversed(undo):
+            if isinstance(where, dict):
+                where[key] = original
+            else:
+                setattr(where, key, original)
 
 
 def unwritten(answer: Any) -> bool:
