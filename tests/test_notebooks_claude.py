@@ -130,3 +130,67 @@ def test_no_module_of_the_kit_reaches_the_backend_but_the_command_line():
 
     reaching = {str(p.relative_to(KIT)) for p in (KIT / "agentlab").rglob("*.py") if calls_the_backend(p)}
     assert reaching == {"agentlab/llm/backend.py", "agentlab/course/cli.py"}
+
+
+# --- notebook 10's cluster cells, with model calls on the workers --------------------------------
+
+CLUSTER_CELLS = (  # notebook 10's cells that start the cluster and put model calls on its workers
+    "from agentlab.cluster import local_cluster",  # the setup
+    "local_cluster(workers=2)",
+    "def solve(",
+    "the researcher found",
+    "on_cluster = solve(",
+    "def write_or_die(",
+    "runs = run_tasks(tasks, solve",
+    "on the cluster, none did",
+    "stack.close()",
+)
+
+
+def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_workers(monkeypatch):
+    """Notebook 10 builds `SimulatedLLM(...)` itself (so its stored outputs reproduce), so none of
+    its calls go over HTTP in the whole-notebook runs above. Here its own cluster cells run
+    with that name bound to `make_llm()`: the Claude backend, through the SDK to `agentlab serve`,
+    from Dask worker processes that find the server and the key in their own environment (the
+    server refuses any other key, and a model object travels without one). The batch of 40 tasks
+    is cut to 4 to keep the time down. On this path a call's latency is measured, so the trace's
+    times and the calls' latencies differ between runs; outputs and usage must not."""
+    import contextlib
+    import io
+
+    from notebook_code import code_cells
+
+    from agentlab.llm import make_llm
+
+    cells = code_cells(KIT / "notebooks" / "10_across_machines.ipynb")
+    chosen = [next(c for c in cells if marker in c) for marker in CLUSTER_CELLS]
+    chosen = [c.replace("make_tasks(40, seed=4)", "make_tasks(4, seed=4)") for c in chosen]
+    started, shown, namespace = time.perf_counter(), [], {}
+    with start_server(seed=7, error_rate=0.3, api_key="test-key") as server:
+        for name, value in claude_environment(server.url).items():
+            monkeypatch.setenv(name, value)  # before the cluster starts: its workers inherit them
+        try:
+            for n, source in enumerate(chosen):
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    exec(compile(source, "10_across_machines.ipynb", "exec"), namespace)
+                shown.append(out.getvalue())
+                if n == 0:  # the setup cell imported it; from here on it is the active backend
+                    namespace["SimulatedLLM"] = lambda **options: make_llm()
+        finally:
+            if "stack" in namespace:  # the cluster, closed even if a cell failed
+                namespace["stack"].close()
+        answered = server.counts["answered"]
+    seconds = time.perf_counter() - started
+    said = "".join(shown)
+    assert shown[0].startswith("Backend: anthropic"), shown[0]
+    assert "2 worker processes, threads each: [1, 1]" in said
+    assert "outputs equal: True" in said and "usage equal:   True" in said  # threads and cluster agree
+    assert "the gold answer is '1724': right = True" in said
+    assert "status done; attempts at each step {'s1': 1, 's2': 1, 's3': 2}" in said  # a worker killed
+    assert "outputs as without the kill: True" in said
+    runs, one_by_one = namespace["runs"], namespace["one_by_one"]
+    assert [r.outputs for r in runs] == [r.outputs for r in one_by_one] and len(runs) == 4
+    assert "on the cluster, none did:        True" in said and "cluster closed: closed" in said
+    assert answered > 40, answered  # every one of them over HTTP
+    assert seconds < 120, f"notebook 10's cluster cells took {seconds:.0f} s on the Claude path"
