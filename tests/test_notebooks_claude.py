@@ -166,7 +166,7 @@ def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_wor
     chosen = [next(c for c in cells if marker in c) for marker in CLUSTER_CELLS]
     chosen = [c.replace("make_tasks(40, seed=4)", "make_tasks(4, seed=4)") for c in chosen]
     started, shown, namespace = time.perf_counter(), [], {}
-    with start_server(seed=7, error_rate=0.3, api_key="test-key") as server:
+    with start_server(seed=7, api_key="test-key") as server:
         for name, value in claude_environment(server.url).items():
             monkeypatch.setenv(name, value)  # before the cluster starts: its workers inherit them
         try:
