@@ -146,14 +146,12 @@ def run_plan(
 
 
 def _begin(run: Run, team, checkpoint, resume: bool, planning_calls) -> float:
-    """Carry on from the checkpoint, or start afresh (the first save): the clock time to start at."""
+    """Carry on from the checkpoint, or start afresh: the clock time to start at."""
     if resume and checkpoint is not None and Path(checkpoint).exists():
         return checkpoints.restore(checkpoint, run, team)
     run.calls = [("plan", "planner", c) for c in planning_calls]
     for step in run.plan:
         run.record(0.0, "planned", step, step.instruction)
-    if checkpoint is not None:
-        checkpoints.save(checkpoint, run, 0.0)
     return 0.0
 
 
@@ -188,6 +186,7 @@ class _Loop:
     def go(self, pool: futures.Executor) -> Run:
         """Start what is ready, wait for the next attempt(s) to end, record, recover, repeat."""
         run, self.pool = self.run, pool
+        self.saved()  # the start (a resumed run: all it has, in a file of its own)
         self.check_budget()
         while True:
             if run.status == "running" and self.scheduler is not None:  # after a stop nothing new starts

@@ -269,9 +269,9 @@ def test_a_save_killed_halfway_loses_only_that_save(tmp_path):
     resumed = run_plan(chain(), {"a": Agent("a", second)}, TASK, checkpoint=path, resume=True)
     assert second.tried == ["s3", "s4", "s5"]
     assert summary(resumed) == summary(run_plan(chain(), {"a": Agent("a", Counting())}, TASK))
-    # the resumed run's first save is the whole state, in a file of its own: the cut line is gone
+    # the resumed run saves all it has at once, in a file of its own: the cut line is gone
     assert [list(r["state"].get("outputs", "-")) for r in lines(path)[1:]] == [
-        ["s1", "s2", "s3"], ["s4"], ["s5"], ["-"]
+        ["s1", "s2"], ["s3"], ["s4"], ["s5"], ["-"]
     ]
 
 
@@ -324,9 +324,11 @@ def test_a_failed_write_leaves_the_last_checkpoint_whole(saved, monkeypatch):
     def disk_full(src, dst):
         raise OSError("No space left on device")
 
-    monkeypatch.setattr(os, "replace", disk_full)
-    with pytest.raises(OSError, match="No space left"):
-        run_plan(chain(), {"a": Agent("a", Counting())}, TASK, checkpoint=saved)
+    monkeypatch.setattr(os, "replace", disk_full)  # a new run's first save: the whole state, in a new file
+    agent = Counting()
+    run = run_plan(chain(), {"a": Agent("a", agent)}, TASK, checkpoint=saved)  # raised OSError: the Run lost
+    assert run.status == "stopped" and "checkpoint could not be saved (No space left" in run.reason
+    assert agent.tried == []  # nothing ran unsaved
     assert saved.read_text() == before and [p.name for p in saved.parent.iterdir()] == ["run.json"]
 
 
