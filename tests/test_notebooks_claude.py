@@ -87,15 +87,11 @@ def reaches_a_model(path: Path) -> bool:
     return bool(REACHES_A_MODEL.search(code(path)))
 
 
-def code_length(path: Path) -> int:
-    """The characters of code in a notebook: a rough guide to how long it runs."""
-    return sum(len(c.source) for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
-
-
 @pytest.fixture(scope="module")
 def executed() -> dict[str, tuple[str, int, float]]:
     reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
-    longest_first = sorted(reaching, key=code_length, reverse=True)  # so none is left running alone
+    # the most code first (a rough guide to how long a notebook runs), so none is left running alone
+    longest_first = sorted(reaching, key=lambda p: len(code(p)), reverse=True)
     with futures.ThreadPoolExecutor(WORKERS) as pool:
         results = dict(zip([p.name for p in longest_first], pool.map(execute, longest_first), strict=True))
     for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
@@ -113,7 +109,7 @@ def test_the_notebook_runs_to_the_end_on_the_claude_backend(request, path):
         return
     error, calls, _ = request.getfixturevalue("executed")[path.name]
     assert not error, f"{path.name} failed on the Claude path (through agentlab serve):\n{error}"
-    if "make_llm(" in path.read_text(encoding="utf-8"):
+    if "make_llm(" in code(path):
         assert calls > 0, f"{path.name} builds the active backend, yet no model call reached the server"
 
 
