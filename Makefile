@@ -1,5 +1,5 @@
 # Two commands: `make lab` opens the course, `make test` runs the whole suite.
-# Both create .venv on first use and reinstall only when pyproject.toml changes. `make lab`
+# Both create .venv on first use and reinstall only when pyproject.toml or this Makefile changes. `make lab`
 # installs the kit and what a learner needs (with the small [trace] and [mcp] extras that notebooks
 # 04 and 09 show); `make test` adds the test tools (pytest, nbval, ruff,
 # Playwright, ...).
@@ -21,6 +21,12 @@ START := notebooks/00_start_here.ipynb
 # JupyterLab's settings overrides for this .venv: never ask a learner about Jupyter news.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 
+# Python keeps each module it compiles in __pycache__ (inside .venv and agentlab/, both ignored by
+# git). A shell that sets PYTHONDONTWRITEBYTECODE would have every kernel, server and test process
+# compile anthropic, matplotlib, dask... from source again, seconds each time; the recipes here
+# let Python keep what it compiled.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: lab test test-phoenix setup setup-test setup-phoenix lint notebooks clean
 
 setup: $(STAMP)
@@ -36,16 +42,26 @@ install = if $(BIN)/python -m uv --version >/dev/null 2>&1; \
 	then $(BIN)/python -m uv pip install --quiet --python $(1) $(2); \
 	else $(1) -m pip install --quiet $(2); fi
 
-$(STAMP): pyproject.toml
+# rfc3987-syntax comes in through jupyter-events' jsonschema[format-nongpl]. When present, every
+# `import jsonschema` imports it, and it builds a Lark grammar there: 1.8 s in each kernel, server
+# and test process that validates a plan or reads a notebook. jsonschema treats it as optional (it
+# only checks the "iri" string format, which nothing here uses), so the venvs go without it.
+drop_slow_extras = if $(BIN)/python -m uv --version >/dev/null 2>&1; \
+	then $(BIN)/python -m uv pip uninstall --quiet --python $(1) rfc3987-syntax; \
+	else $(1) -m pip uninstall --quiet --yes rfc3987-syntax; fi
+
+$(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv || echo "uv is not available: installing with pip"
 	$(call install,$(BIN)/python,$(LAB_KIT))
+	$(call drop_slow_extras,$(BIN)/python)
 	touch $(STAMP)
 
 setup-test: $(TEST_STAMP)
 
 $(TEST_STAMP): $(STAMP)
 	$(call install,$(BIN)/python,$(TEST_KIT))
+	$(call drop_slow_extras,$(BIN)/python)
 	touch $(TEST_STAMP)
 
 # Arize Phoenix, the tracing UI the OpenTelemetry export is tested against, lives in a venv of its

@@ -108,6 +108,28 @@ def test_installs_go_through_uv_and_fall_back_to_pip_without_it():
         assert "uv pip install" in made, target
 
 
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_both_venvs_go_without_the_iri_grammar_that_slows_every_jsonschema_import():
+    for target in ("setup", "test"):
+        assert "uninstall" in planned(target) and "rfc3987-syntax" in planned(target), target
+    venv_python = ROOT / ".venv" / "bin" / "python"
+    if (ROOT / ".venv" / ".installed-test").exists():
+        probe = "import sys, jsonschema; print('rfc3987_syntax' in sys.modules)"
+        imported = subprocess.run([venv_python, "-c", probe], capture_output=True, text=True, check=True)
+        assert imported.stdout.strip() == "False"
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_recipes_let_python_keep_its_bytecode_whatever_the_shell_says():
+    # a shell with PYTHONDONTWRITEBYTECODE=1 would have every kernel recompile its imports
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    shown = subprocess.run(
+        ["make", "-s", "--eval", "show-env: ; @echo \"[$$PYTHONDONTWRITEBYTECODE]\"", "show-env"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )
+    assert shown.stdout.strip() == "[]"
+
+
 def test_import_agentlab_needs_none_of_the_optional_extras():
     # a fresh interpreter in which importing any extra's package fails, as if it were not installed
     blocked = ("opentelemetry", "mcp", "mcp_types", "nbgrader")
