@@ -89,11 +89,12 @@ lab: setup $(LAB_SETTINGS)
 
 # The tests always run on the simulated backend, whatever keys this shell holds. They run in
 # parallel, one process per core (`make test JOBS=1` for one at a time); each file stays on one
-# process (--dist loadfile), so a notebook's cells run in order in one kernel. pytest's exit code
+# process (--dist loadfile), so a notebook's cells run in order in one kernel; the longest files
+# start first (conftest.py says which), not the files with most tests. pytest's exit code
 # is make's: a failed test fails `make test`, and so does finding no tests at all (exit 5).
 JOBS ?= auto
 test: setup-test lint
-	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest -n $(JOBS) --dist loadfile \
+	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/python -m pytest -n $(JOBS) --dist loadfile --no-loadscope-reorder \
 		tests --nbval --nbval-current-env $(NOTEBOOKS)
 
 # The OpenTelemetry export against a real Arize Phoenix (its own venv, built on first use).

@@ -18,3 +18,30 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+# `make test` hands whole files to two workers (--dist loadfile), in the order collected. Files
+# that take longest go first, so that no long file starts last and runs on alone while the other
+# worker idles. Measured worker-seconds decide the order (`pytest --durations=0`); a file not named
+# here keeps its place after them, so a stale list costs a little time, never a test.
+LONGEST_FIRST = (
+    "tests/test_notebooks_claude.py",
+    "tests/test_browser.py",
+    "tests/test_nbgrader_export.py",
+    "tests/test_course.py",
+    "tests/test_cluster.py",
+    "notebooks/10_across_machines.ipynb",
+    "notebooks/07_one_agent_or_a_team.ipynb",
+    "notebooks/05_hierarchical_teams.ipynb",
+    "tests/test_interop_mcp.py",
+    "notebooks/08_migration_and_handoffs.ipynb",
+    "tests/test_checks.py",
+    "tests/test_grading_sandbox.py",
+    "tests/test_checks_nb05.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    # sort is stable: a file's own tests, and the files not named, keep their order
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))

@@ -239,3 +239,13 @@ def test_the_console_script_is_installed_and_runs_the_demo():
     )
     assert "=== a task worth decomposing ===" in result.stdout
     assert "=== a simple task (one agent is enough) ===" in result.stdout
+
+
+def test_the_files_started_first_exist_and_make_test_keeps_that_order():
+    from conftest import LONGEST_FIRST
+
+    missing = [path for path in LONGEST_FIRST if not (ROOT / path).exists()]
+    assert not missing, f"conftest.LONGEST_FIRST names files that are gone: {missing}"
+    assert len(set(LONGEST_FIRST)) == len(LONGEST_FIRST)
+    # xdist would otherwise reorder the files by how many tests each has
+    assert "--no-loadscope-reorder" in planned("test")
