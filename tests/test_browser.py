@@ -86,6 +86,10 @@ def lab_server(tmp_path_factory):
         shutil.copy(notebook, root / notebook.name)  # as a learner gets it from the kit
     settings = tmp_path / "user-settings"
     quiet(settings)
+    home = {
+        name: tmp_path / name.lower() for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR")
+    }
+    as_a_learner_has_it(home["JUPYTER_CONFIG_DIR"])
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # The settings galata's configure_jupyter_server makes, as flags: no token, no browser,
@@ -108,11 +112,11 @@ def lab_server(tmp_path_factory):
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
     ]
-    home = {
-        name: str(tmp_path / name.lower())
-        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR")
+    env = {
+        **os.environ,
+        **{k: str(v) for k, v in home.items()},
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
     }
-    env = {**os.environ, **home, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
         command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -126,14 +130,58 @@ def lab_server(tmp_path_factory):
         log.close()
 
 
+@pytest.fixture(scope="module")
+def chromium():
+    """One headless Chromium for this module's tests, and the tab that holds JupyterLab once a test
+    has loaded it (launching the browser and loading JupyterLab's front end each cost seconds)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield {"browser": browser, "page": None}
+        finally:
+            browser.close()
+
+
+# Closes every tab in JupyterLab's main area without asking (a notebook a test edited included);
+# true when nothing is left open, no dialog either.
+CLOSE_ALL = """() => {
+    for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) widget.dispose();
+    return !document.querySelector(".jp-Dialog, .jp-NotebookPanel");
+}"""
+
+
 @pytest.fixture
-def lab(lab_server):
-    """The module's JupyterLab for one test, as if new: no tabs restored from an earlier test's
-    workspace; yields its URL, then stops the kernels the test started."""
+def lab(lab_server, chromium):
+    """The module's JupyterLab in the browser for one test, as if new: no tab open in it. Yields
+    the page; afterwards closes what the test opened and stops its kernels. A page that cannot be
+    cleared so (a dialog left open by a failed test) is closed, and the next test loads a new one."""
+    from playwright.sync_api import expect
+
     url, _, workspaces = lab_server
-    shutil.rmtree(workspaces, ignore_errors=True)
-    yield url
-    shut_down_kernels(url)
+    page = chromium["page"]
+    if page is None:
+        shutil.rmtree(workspaces, ignore_errors=True)  # no tabs restored from an earlier page
+        page = chromium["page"] = chromium["browser"].new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{url}/lab")
+        page.wait_for_function("window.jupyterapp !== undefined")
+        page.evaluate("async () => { await window.jupyterapp.restored; }")
+    expect.set_options(timeout=TIMEOUT_MS)
+    assert page.evaluate(CLOSE_ALL)  # the launcher a new page opens on
+    try:
+        yield page
+    finally:
+        try:
+            clean = page.evaluate(CLOSE_ALL)
+        except Exception:
+            clean = False
+        if not clean:
+            page.close()
+            chromium["page"] = None
+        shut_down_kernels(url)
 
 
 def quiet(settings: Path) -> None:
@@ -145,6 +193,20 @@ def quiet(settings: Path) -> None:
     tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
     tracker.write_text(json.dumps({"windowingMode": "none"}))
+
+
+def as_a_learner_has_it(config: Path) -> None:
+    """No nbgrader in this lab: the test venv has it (the [nbgrader] extra) but a learner's `make lab`
+    does not, and its server extension alone takes seconds to import at every start."""
+    shipped = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
+    names = json.loads(shipped.read_text())["ServerApp"]["jpserver_extensions"] if shipped.exists() else {}
+    (config / "labconfig").mkdir(parents=True)
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {name: False for name in names}}})
+    )
+    (config / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyter/nbgrader": True}})
+    )
 
 
 def wait_for_server(server: subprocess.Popen, url: str, log: Path) -> None:
@@ -184,157 +246,139 @@ def stop(server: subprocess.Popen) -> None:
             continue
 
 
+def open_notebook(page, name: str) -> None:
+    """Open a notebook from the lab's root as a double-click in the file browser does, and wait for
+    its kernel."""
+    page.evaluate(
+        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", name
+    )
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
+
+
 def test_the_editor_runs_in_jupyterlab_and_a_browser_edit_changes_the_result(lab):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            expect.set_options(timeout=TIMEOUT_MS)
-            page.goto(f"{lab}/lab/tree/editor.ipynb")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
-            page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    open_notebook(lab, "editor.ipynb")
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
-            summary, status = page.locator(".agentlab-summary"), page.locator(".agentlab-run-status")
-            expect(summary).to_contain_text("makespan on 2 workers: 6 s (one worker: 8 s)")
-            expect(status).to_contain_text("Click Run")
+    summary, status = lab.locator(".agentlab-summary"), lab.locator(".agentlab-run-status")
+    expect(summary).to_contain_text("makespan on 2 workers: 6 s (one worker: 8 s)")
+    expect(status).to_contain_text("Click Run")
 
-            page.locator(".agentlab-run").click()
-            expect(status).to_contain_text("done: 4/4 steps in 6.0 s")
-            timeline = page.locator(".agentlab-timeline")
-            expect(timeline).to_be_visible()
-            first = status.inner_text()
+    lab.locator(".agentlab-run").click()
+    expect(status).to_contain_text("done: 4/4 steps in 6.0 s")
+    timeline = lab.locator(".agentlab-timeline")
+    expect(timeline).to_be_visible()
+    first = status.inner_text()
 
-            message, rows = page.locator(".agentlab-message"), page.locator(".agentlab-step")
-            s1_after = rows.nth(0).locator(".agentlab-after input")
-            s1_after.fill("s4")
-            s1_after.press("Enter")  # text fields send their value on Enter (or when left)
-            expect(message).to_contain_text("the plan has a cycle")
-            s1_after.fill("")
-            s1_after.press("Enter")
-            expect(message).to_contain_text("valid plan")
+    message, rows = lab.locator(".agentlab-message"), lab.locator(".agentlab-step")
+    s1_after = rows.nth(0).locator(".agentlab-after input")
+    s1_after.fill("s4")
+    s1_after.press("Enter")  # text fields send their value on Enter (or when left)
+    expect(message).to_contain_text("the plan has a cycle")
+    s1_after.fill("")
+    s1_after.press("Enter")
+    expect(message).to_contain_text("valid plan")
 
-            s2_seconds = rows.nth(1).locator(".agentlab-seconds input")
-            s2_seconds.fill("10")
-            s2_seconds.press("Enter")
-            expect(summary).to_contain_text("critical path s2 → s4: 12 s")
-            expect(status).to_contain_text("Click Run")
-            expect(timeline).to_be_hidden()  # the old timeline belongs to the old plan
+    s2_seconds = rows.nth(1).locator(".agentlab-seconds input")
+    s2_seconds.fill("10")
+    s2_seconds.press("Enter")
+    expect(summary).to_contain_text("critical path s2 → s4: 12 s")
+    expect(status).to_contain_text("Click Run")
+    expect(timeline).to_be_hidden()  # the old timeline belongs to the old plan
 
-            page.locator(".agentlab-run").click()
-            expect(status).to_contain_text("done: 4/4 steps in 12.0 s")
-            expect(timeline).to_be_visible()
-            assert status.inner_text() != first
-            expect(page.locator(".jp-OutputArea-output[data-mime-type$='stderr']")).to_have_count(0)
-        finally:
-            browser.close()
+    lab.locator(".agentlab-run").click()
+    expect(status).to_contain_text("done: 4/4 steps in 12.0 s")
+    expect(timeline).to_be_visible()
+    assert status.inner_text() != first
+    expect(lab.locator(".jp-OutputArea-output[data-mime-type$='stderr']")).to_have_count(0)
 
 
 def test_a_learner_runs_an_exercise_top_to_bottom_then_solves_one_and_sees_it_pass(lab):
     """Run All goes past every unwritten exercise (its check cells are tagged raises-exception),
     so each check reports; once the learner writes one function, its check passes on screen."""
     import nbformat
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     solution = nbformat.read(KIT / "solutions" / EXERCISE.name, as_version=4)
     written = next(c.source for c in solution.cells if "def longest_winning_chain(" in c.source)
     checks = sum("check(" in c.source for c in nbformat.read(EXERCISE, as_version=4).cells)
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            expect.set_options(timeout=TIMEOUT_MS)
-            page.goto(f"{lab}/lab/tree/{EXERCISE.name}")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
-            page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    open_notebook(lab, EXERCISE.name)
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
 
-            outputs = page.locator(".jp-OutputArea-output")
-            expect(outputs.filter(has_text="not written yet")).to_have_count(checks)  # every check ran
-            expect(outputs.filter(has_text="NotImplementedError")).to_have_count(checks)
+    outputs = lab.locator(".jp-OutputArea-output")
+    expect(outputs.filter(has_text="not written yet")).to_have_count(checks)  # every check ran
+    expect(outputs.filter(has_text="NotImplementedError")).to_have_count(checks)
 
-            # The learner writes the first exercise's function, then runs it and its check.
-            page.evaluate(
-                """(source) => {
-                    const notebook = window.jupyterapp.shell.currentWidget.content;
-                    const i = notebook.widgets.findIndex(
-                        (cell) => cell.model.sharedModel.getSource().includes("def longest_winning_chain(")
-                    );
-                    notebook.widgets[i].model.sharedModel.setSource(source);
-                    notebook.activeCellIndex = i;
-                }""",
-                written,
-            )
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-cell')")
-            expect(outputs.filter(has_text="All 10 checks passed.")).to_have_count(1)
-            expect(outputs.filter(has_text="not written yet")).to_have_count(checks - 1)
-        finally:
-            browser.close()
-
-
-def open_notebook(page, lab: str, name: str) -> None:
-    page.goto(f"{lab}/lab/tree/{name}")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
-    page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
+    # The learner writes the first exercise's function, then runs it and its check.
+    lab.evaluate(
+        """(source) => {
+            const notebook = window.jupyterapp.shell.currentWidget.content;
+            const i = notebook.widgets.findIndex(
+                (cell) => cell.model.sharedModel.getSource().includes("def longest_winning_chain(")
+            );
+            notebook.widgets[i].model.sharedModel.setSource(source);
+            notebook.activeCellIndex = i;
+        }""",
+        written,
+    )
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-cell-and-select-next')")
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-cell')")
+    expect(outputs.filter(has_text="All 10 checks passed.")).to_have_count(1)
+    expect(outputs.filter(has_text="not written yet")).to_have_count(checks - 1)
 
 
 def test_run_all_on_an_untouched_exercise_gives_every_check_a_verdict_and_one_error_line(lab):
     """Every check cell says "not written yet" (none stops before its check), and the error under
     it is one line, not the checker's traceback."""
     import nbformat
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     cells = nbformat.read(STUBS, as_version=4).cells
     checks = sum("check(" in c.source for c in cells if c.cell_type == "code")
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            expect.set_options(timeout=TIMEOUT_MS)
-            open_notebook(page, lab, STUBS.name)
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            outputs = page.locator(".jp-OutputArea-output")
-            expect(outputs.filter(has_text="not written yet")).to_have_count(checks)
-            page.wait_for_function(
-                "!window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
-                " || window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'"
-            )
-            errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
-            texts = [t for t in errors.all_inner_texts() if "Error" in t]
-            assert len(texts) >= checks
-            long = [t for t in texts if len(t.strip().splitlines()) > 3]
-            assert not long, f"tracebacks longer than three lines: {long[0][:600]}"
-        finally:
-            browser.close()
+    open_notebook(lab, STUBS.name)
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    outputs = lab.locator(".jp-OutputArea-output")
+    expect(outputs.filter(has_text="not written yet")).to_have_count(checks)
+    lab.wait_for_function(
+        "!window.jupyterapp.shell.currentWidget.sessionContext.session.kernel"
+        " || window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'"
+    )
+    errors = lab.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    texts = [t for t in errors.all_inner_texts() if "Error" in t]
+    assert len(texts) >= checks
+    long = [t for t in texts if len(t.strip().splitlines()) > 3]
+    assert not long, f"tracebacks longer than three lines: {long[0][:600]}"
+
+
+# Resolves once the kernel's info and spec replies have arrived and JupyterLab has written them into
+# the notebook's metadata (it awaits the same two promises, then sets the metadata, in microtasks that
+# all run before the next macrotask).
+KERNEL_INFO_APPLIED = """async () => {
+    const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+    await kernel.info;
+    await kernel.spec;
+    await new Promise((done) => setTimeout(done, 0));
+}"""
 
 
 def test_opening_and_closing_a_lesson_leaves_it_unmodified(lab, lab_server):
     """The stored kernelspec is what the installed kernel writes, so the lesson is not marked
     modified when its kernel starts, closing it asks nothing, and the file on disk is unchanged."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     path = lab_server[1] / LESSON.name  # the copy the lab serves
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            expect.set_options(timeout=TIMEOUT_MS)
-            open_notebook(page, lab, LESSON.name)
-            page.wait_for_timeout(1500)  # the kernel's info reply has arrived and been applied
-            dirty = page.evaluate("window.jupyterapp.shell.currentWidget.context.model.dirty")
-            assert dirty is False, "JupyterLab marked the lesson modified just by opening it"
-            page.evaluate("window.jupyterapp.shell.currentWidget.close()")  # as the tab's x does
-            page.wait_for_timeout(500)
-            expect(page.locator(".jp-Dialog")).to_have_count(0)  # no "save your changes?" prompt
-            expect(page.locator(".jp-NotebookPanel")).to_have_count(0)
-        finally:
-            browser.close()
+    open_notebook(lab, LESSON.name)
+    lab.evaluate(KERNEL_INFO_APPLIED)
+    dirty = lab.evaluate("window.jupyterapp.shell.currentWidget.context.model.dirty")
+    assert dirty is False, "JupyterLab marked the lesson modified just by opening it"
+    lab.evaluate("window.jupyterapp.shell.currentWidget.close()")  # as the tab's x does
+    # Closing ends in one of two ways: a "save your changes?" dialog, or the panel gone.
+    lab.wait_for_function(
+        "document.querySelector('.jp-Dialog') || !document.querySelector('.jp-NotebookPanel')"
+    )
+    expect(lab.locator(".jp-Dialog")).to_have_count(0)  # no "save your changes?" prompt
+    expect(lab.locator(".jp-NotebookPanel")).to_have_count(0)
     assert path.read_bytes() == LESSON.read_bytes()
