@@ -10,11 +10,16 @@ when the process died runs again.
 The file is a journal in JSON Lines, so you can read it: a head (format version and a
 fingerprint of the task and the plan it belongs to), then one record a save. The first record
 is the whole state; each later one holds only what changed (a step's output, its calls and
-events, the clock), added at the end of the file and flushed to disk (`fsync`) before the run
-goes on. A record is sealed: a checksum of its text and of the seal before it, so a record
-edited, dropped or moved is refused. A kill while a record is written leaves a last line with
-no end; it is left out, and that one step runs again. A run's first save, and a resumed run's,
-write the whole state to a temporary file renamed over the old one (`os.replace`, atomic).
+events, the clock), added at the end of the file. A record is sealed: a checksum of its text
+and of the seal before it, so a record edited, dropped or moved is refused. A kill while a
+record is written leaves a last line with no end; it is left out, and that one step runs again.
+A run's first save, and a resumed run's, write the whole state to a temporary file renamed over
+the old one (`os.replace`, atomic).
+
+Every record is handed to the OS before the run goes on, so a killed process loses nothing
+saved; it is put on the disk itself (`fsync`) at most once a second (`SYNC_SECONDS`), and always
+at a run's first save and its end: a power cut or an OS crash can cost the steps saved in the
+last second before it, which then run again on resume.
 
 One run at a time writes a path (`checkpoint_lock.claimed`): a second run given a path in use is
 refused, and reading it (`load`, from another notebook say) never disturbs the run writing it. The state
@@ -23,17 +28,13 @@ a newer format, or a damaged file (not UTF-8, not JSON, edited, a field of the w
 directory at the path) is a `CheckpointError` that says which, never a run that silently mixes
 two or a traceback from deep inside.
 
-What is saved passes through `llm.redact` first, once: a key that a server echoed into an error
-message (and so into the run's reason) is not written to disk.
-
 A resumed run has every call of the saved state counted, once. An attempt that was running when
 the process died is lost with the process: its calls were paid and never saved, so they are
 counted nowhere. The step runs again, and what it pays then is counted.
 
-A save costs what changed, not the whole run: each byte is encoded, redacted, sealed and
-written once. 100 steps with 200 KB outputs took a median 3.0 s with a checkpoint against 0.15 s
-without (263 s when every save rewrote the whole file), most of it waiting for an fsync per step
-on a shared two-core machine; run benchmarks/checkpoint_cost.py for your own disk.
+A save costs what changed, not the whole run: each byte is encoded, redacted (`llm.redact`: a
+key a server echoed into an error, and so into the run's reason, is not written to disk), sealed
+and written once; benchmarks/checkpoint_cost.py measures it (figures in its docstring).
 """
 
 from __future__ import annotations
@@ -44,12 +45,13 @@ import json
 import math
 import os
 import tempfile
+import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlab.checkpoint_shape import consistency_problem, shape_problem
+from agentlab.checkpoint_shape import canonical, canonical_utf8, consistency_problem, shape_problem
 from agentlab.llm.base import Completion, redact
 from agentlab.llm.replay import completion_from_dict, completion_to_dict
 from agentlab.monitor import Failure
@@ -61,6 +63,7 @@ from agentlab.valid import hash_text, utf8_json
 VERSION = 2  # 1: one JSON document, rewritten whole on every save (still read)
 FORMAT = "agentlab-checkpoint"
 _AFRESH = "delete it to start the run afresh"
+SYNC_SECONDS = 1.0  # what a run saved is put on the disk itself (fsync) at most this often
 
 
 class CheckpointError(ValueError):
@@ -68,8 +71,7 @@ class CheckpointError(ValueError):
 
 
 def _digest(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(hash_text(text)).hexdigest()
+    return hashlib.sha256(hash_text(canonical(value))).hexdigest()
 
 
 def _short(value: Any) -> str:
@@ -109,24 +111,21 @@ def save(path: str | os.PathLike, run: Run, now: float) -> None:
     }
     same_file = memo.get("path") == path and path.is_file() and path.stat().st_size == memo["size"]
     record = _changes(memo["state"], state) if same_file else None
-    if record == {}:
-        return  # nothing changed since the last save
-    text = _encoded(state if record is None else record, state["outputs"])
-    try:
-        data = hashed = text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: every non-ASCII character escaped instead
-        data, hashed = utf8_json(json.loads(text)), hash_text(text)
-    seal = _seal("" if record is None else memo["seal"], hashed)
-    data = b'{"seal":"' + seal.encode() + b'","state":' + data + b"}\n"
-    if record is None:
-        head = {"format": FORMAT, "version": VERSION, "fingerprint": fingerprint(run.task, run.plans[0])}
-        data = json.dumps(head).encode() + b"\n" + data
-        _write(path, data)
-        memo["size"] = len(data)
-    else:
-        _write(path, data, at=memo["size"])
-        memo["size"] += len(data)
-    memo.update(path=path, state=state, seal=seal)
+    due = run.status != "running" or time.monotonic() - memo.get("synced", -SYNC_SECONDS) >= SYNC_SECONDS
+    if record != {}:  # a record of what changed, or (None) of everything
+        data, hashed = _encoded(state if record is None else record, state["outputs"])
+        seal = _seal("" if record is None else memo["seal"], hashed)
+        line = [b'{"seal":"', seal.encode(), b'","state":', data, b"}\n"]
+        if record is None:  # a new file, on disk before it takes the old one's place
+            head = {"format": FORMAT, "version": VERSION, "fingerprint": fingerprint(run.task, run.plans[0])}
+            line.insert(0, json.dumps(head).encode() + b"\n")
+            memo["size"], due = 0, True
+        _write(path, line, at=None if record is None else memo["size"], sync=due)
+        memo.update(path=path, state=state, seal=seal, size=memo["size"] + sum(map(len, line)), unsynced=True)
+    elif due and memo["unsynced"]:  # nothing changed since the last save, which is due on the disk
+        _write(path, [], at=memo["size"], sync=True)
+    if due:
+        memo.update(synced=time.monotonic(), unsynced=False)
 
 
 def _changes(before: dict | None, now: dict) -> dict | None:
@@ -153,10 +152,11 @@ def _changes(before: dict | None, now: dict) -> dict | None:
     return record
 
 
-def _encoded(record: dict[str, Any], outputs: Mapping[str, str]) -> str:
-    """`record` as canonical JSON text, redacted: each item is encoded and redacted once, on the
-    save after it appears (redacting a run's whole text on every save was most of its cost). A
-    step's "finished" event says its output in the trace: saved once, in `outputs` (null here)."""
+def _encoded(record: dict[str, Any], outputs: Mapping[str, str]) -> tuple[bytes, bytes]:
+    """`record` as canonical JSON, redacted: the UTF-8 to write, and the bytes its seal hashes
+    (the same, unless the text holds a lone surrogate, which UTF-8 cannot: then every non-ASCII
+    character is written escaped). Each item is encoded and redacted once, on the save after it
+    appears. A step's "finished" event says its output in the trace: saved once, in `outputs`."""
     def event(e: Event) -> list[Any]:
         said = None if e.kind == "finished" and outputs.get(e.step_id) is e.detail else e.detail
         return [e.time, e.kind, e.step_id, e.role, list(e.inputs), said]
@@ -168,9 +168,14 @@ def _encoded(record: dict[str, Any], outputs: Mapping[str, str]) -> str:
         name: [how[name](v) for v in value] if name in _GROWS else how.get(name, lambda v: v)(value)
         for name, value in record.items()
     }
-    text = _canonical(plain)
-    clean = redact(text)
-    return text if clean == text else _canonical(json.loads(clean))
+    try:
+        data = canonical_utf8(plain)
+    except UnicodeEncodeError:
+        text = canonical(json.loads(redact(canonical(plain))))
+        return utf8_json(json.loads(text)), hash_text(text)
+    if (clean := redact(text := data.decode("utf-8"))) != text:  # a key redacted may move: encoded again
+        data = canonical(json.loads(clean)).encode("utf-8")
+    return data, data
 
 
 def _seal(before: str, text: bytes) -> str:
@@ -191,11 +196,6 @@ def _memo(run: Run) -> dict:
         kept = _memos[id(run)] = (weakref.ref(run), {"state": None})
         weakref.finalize(run, _memos.pop, id(run), None)
     return kept[1]
-
-
-def _canonical(value: Any) -> str:
-    """JSON text as the checksum reads it: sorted keys, no spaces, characters as themselves."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float:
@@ -252,21 +252,27 @@ def _decode_call(raw: list[Any]) -> tuple[str, str, Any]:
 # --- writing and reading ----------------------------------------------------------------------
 
 
-def _write(path: Path, data: bytes, at: int | None = None) -> None:
-    """Put `data` on disk at `path`: added at the end of the file there (`at` bytes long), or as
-    a new file written beside it and renamed over it (`os.replace`, atomic), so that a kill or a
-    full disk never leaves half a file: a record that could not be added whole is cut off again."""
-    if path.is_dir():
-        raise CheckpointError(_a_directory(path))
+def _write(path: Path, data: list[bytes], at: int | None = None, sync: bool = False) -> None:
+    """Hand `data` to the OS for `path` (and with `sync` have it on the disk): added at the end of
+    the file there (`at` bytes long), or as a new file written beside it and renamed over it
+    (`os.replace`, atomic), so that a kill or a full disk never leaves half a file: a record that
+    could not be added whole is cut off again."""
     if at is None:
+        if path.is_dir():
+            raise CheckpointError(_a_directory(path))
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
     else:
         handle, temporary = os.open(path, os.O_WRONLY | os.O_APPEND), None
     try:
-        with os.fdopen(handle, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())  # on disk before the run goes on (or it takes the old file's place)
+        try:
+            for piece in data:
+                view = memoryview(piece)
+                while view:
+                    view = view[os.write(handle, view) :]
+            if sync:
+                os.fsync(handle)
+        finally:
+            os.close(handle)
         if temporary is not None:
             os.replace(temporary, path)
     except BaseException:
@@ -327,7 +333,7 @@ def _folded(name: str, records: list[tuple[int, Any]]) -> dict[str, Any]:
     seal = ""
     for line, record in records:
         changed = record.get("state") if isinstance(record, dict) else None
-        seal = _seal(seal, hash_text(_canonical(changed))) if isinstance(changed, dict) else ""
+        seal = _seal(seal, hash_text(canonical(changed))) if isinstance(changed, dict) else ""
         if not seal or record.get("seal") != seal:
             raise CheckpointError(f"checkpoint {name} is damaged: its record on line {line} does not match "
                                   "its checksum (was the file edited?)")

@@ -16,9 +16,10 @@ import pytest
 from agentlab import world
 from agentlab.agents import Agent, Work, world_team
 from agentlab.budget import Budget
-from agentlab.checkpoint import VERSION, CheckpointError, load, save
+from agentlab.checkpoint import SYNC_SECONDS, VERSION, CheckpointError, load, save
+from agentlab.checkpoint_shape import canonical, canonical_utf8
 from agentlab.faults import Fault
-from agentlab.llm.base import Completion, Usage
+from agentlab.llm.base import Completion, ToolCall, Usage
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.planners import LLMPlanner
@@ -172,7 +173,7 @@ SCRIPT = textwrap.dedent(
     """
     import json, sys, time
     from agentlab.agents import Agent, Work
-    from agentlab.llm.base import Completion, Usage
+    from agentlab.llm.base import Completion, ToolCall, Usage
     from agentlab.plan import Plan, Step
     from agentlab.run import run_plan
 
@@ -495,3 +496,65 @@ def test_a_resume_still_checks_the_shape_after_an_import_of_jsonschema_was_cut_s
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() and "AttributeError" not in done.stdout
+
+
+# --- what a save costs, and what it keeps ----------------------------------------------------------
+
+KEY = "sk-ant-api03-" + "Qw7_zX3-" * 12 + "BB"  # shaped like a real key, and not one
+JWT = "eyJhbGciOiJIUzI1NiJ9." + "a1B2c3D4" * 200  # a token longer than the quick escape's threshold
+
+
+def test_a_key_anywhere_in_a_saved_state_is_redacted_even_across_a_maps_key_and_value(tmp_path, monkeypatch):
+    """The record is redacted as one text, so a credential split between a JSON key and its value
+    ({"api_key": "..."}, in a plan's args or a model's tool call) is caught, long or short."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "correct-horse-battery-staple")
+    asked = ToolCall("t1", "fetch", {"token": JWT, "note": f"use {KEY}"})
+
+    def leaky(step, context):
+        said = Completion("fetching", "sim-large", "test", Usage(3, 2), 1.0, tool_calls=(asked,))
+        return Work(f"{step.id}: the server said correct-horse-battery-staple\n" * 200, calls=(said,))
+
+    first = Step("s1", "a", "go", args={"api_key": "plain-looking-value-42"})
+    plan = Plan([first, Step("s2", "a", "on", ["s1"])])
+    path = tmp_path / "run.json"
+    assert run_plan(plan, {"a": Agent("a", leaky)}, TASK, checkpoint=path).status == "done"
+    text = path.read_text()
+    for secret in ("plain-looking-value-42", JWT[:40], KEY[13:40], "correct-horse-battery-staple"):
+        assert secret not in text
+    assert text.count("[redacted]") >= 2 * 200 + 3  # every echo of the key, the args, the token, the key
+    assert load(path, TASK)["outputs"]["s2"].startswith("s2: the server said [redacted]\n")
+
+
+def test_the_quick_encoder_writes_exactly_the_text_the_seal_reads():
+    """`canonical_utf8` escapes long text its own way, for speed; a record's seal is checked
+    against `canonical` (json.dumps) on reading, so the two must agree byte for byte."""
+    every = "".join(map(chr, range(128))) + "é€😀\u2028\\\"" + '\\"'  # every ASCII character, and more
+    long = every * 20
+    values = [
+        long, every, "", {"b": long, "a": [1, 2.5, -0.0, 1e16, float("nan"), True, None, (long, every)]},
+        {"z": {"y": [{"x": long}]}, "Z": every, "": {}}, [[], {}, [long], ()], {3: long, 1: "one"},
+    ]
+    for value in values:
+        assert canonical_utf8(value) == canonical(value).encode("utf-8")
+    for lone in (long + "\udcff", "\ud800"):  # UTF-8 cannot hold it: the save takes the escaping way
+        with pytest.raises(UnicodeEncodeError):
+            canonical_utf8({"text": lone})
+
+
+def test_records_reach_the_disk_at_most_once_a_second_and_always_at_the_end(tmp_path, monkeypatch):
+    """A save hands its record to the OS (enough for a killed process, see the kill test above);
+    fsync, against a power cut, waited ~15 ms a step on a shared machine and was most of a run's cost."""
+    path, synced = tmp_path / "run.json", []
+    real = os.fsync
+
+    def counted(handle):
+        synced.append(os.fstat(handle).st_size)
+        real(handle)
+
+    monkeypatch.setattr(os, "fsync", counted)
+    started = time.monotonic()
+    run = run_plan(chain(30), {"a": Agent("a", Counting())}, TASK, checkpoint=path)
+    took = time.monotonic() - started
+    assert run.status == "done" and len(lines(path)) == 1 + 32  # the head; the start, 30 steps, the end
+    assert 2 <= len(synced) <= 2 + took / SYNC_SECONDS  # the first save, the end, and once a second
+    assert synced[-1] == path.stat().st_size  # the end: the whole file is on the disk
