@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/serve_load.py [clients] [requests]    # default 50 x 40
 
-Each client thread sends its requests one after another, each on a fresh connection (as the
-SDK does after an HTTP/1.0 reply), all clients at once. Printed: requests answered 200,
+Each client thread sends its requests one after another, each on a fresh connection (a new
+client for each: the hardest case for the server), all clients at once. Printed: requests answered 200,
 connection resets, requests with no answer (timeouts, closed without a reply), and the
 latency's median, p99 and max.
 """

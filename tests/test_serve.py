@@ -22,7 +22,7 @@ import pytest
 from agentlab import world
 from agentlab.agents import WORLD_ROLES, world_team
 from agentlab.course.cli import main
-from agentlab.llm import SimulatedLLM
+from agentlab.llm import ModelError, SimulatedLLM
 from agentlab.llm.anthropic import AnthropicLLM, api_schema
 from agentlab.llm.serve import FAULT_HEADER, SimServer, parse_fault, simulator_profile, start_server
 from agentlab.plan import Plan
@@ -311,6 +311,21 @@ def test_it_starts_at_once_and_stop_cuts_a_slow_reply_short():
     waiting.join(timeout=5)
     assert time.perf_counter() - started < 1 and not waiting.is_alive()
     assert replies[0][0] == 503
+
+
+def test_a_model_sends_its_calls_down_one_connection_and_stop_ends_it():
+    """HTTP/1.1 keep-alive, as the API: one connection per client, not one per call (each new one
+    cost a connect and two server threads); a stopped server answers nothing more on it."""
+    server = start_server()
+    llm = AnthropicLLM(base_url=server.url, api_key="test-key", max_retries=0)
+    for _ in range(3):
+        assert llm.complete(system="", messages=[{"role": "user", "content": "Hi"}]).text
+    assert server.counts["requests"] == 3 and server.counts["connections"] == 1
+    server.stop()
+    started = time.perf_counter()
+    with pytest.raises(ModelError, match="could not connect to http://127.0.0.1"):
+        llm.complete(system="", messages=[{"role": "user", "content": "Hi"}])
+    assert time.perf_counter() - started < 5 and server.counts["requests"] == 3
 
 
 @pytest.mark.parametrize(

@@ -141,7 +141,7 @@ def test_a_client_trickling_its_body_is_cut_off_when_its_time_is_up():
             sock.settimeout(5)
             answer = sock.recv(4096)
         assert time.monotonic() - started < 4
-        assert answer.startswith(b"HTTP/1.0 408") and b"did not arrive within 1 s" in answer
+        assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer
 
 
 def test_a_body_over_the_limit_sent_whole_gets_the_413_not_a_broken_pipe():

@@ -42,7 +42,8 @@ request that carries the header `x-agentlab-fault` (which wins):
 
 The SDK retries 429, 500 and 529 itself (`max_retries`), waiting what `retry-after` says: a
 header fault fails every try (the header goes out again with each), `every=2` lets a retry
-through. `counts` tallies "requests", "answered" (by the simulator), "faults", each status sent.
+through. `counts` tallies "requests", "answered" (by the simulator), "faults", each status sent,
+and "connections" (over HTTP/1.1 a client sends request after request down one connection).
 """
 
 from __future__ import annotations
@@ -151,6 +152,7 @@ class SimServer(ThreadingHTTPServer):
         self.api_key, self.log = api_key, log
         self.counts: Counter[str] = Counter()
         self._lock, self._stopping = threading.Lock(), threading.Event()
+        self._open: set[socket.socket] = set()  # connections being served (a client keeps its own alive)
         self._thread: threading.Thread | None = None
         super().__init__(("127.0.0.1", number(port, "port", minimum=0, maximum=65535, whole=True)), _Handler)
 
@@ -174,6 +176,10 @@ class SimServer(ThreadingHTTPServer):
         if self._thread is not None:
             self.shutdown()
             self._thread.join(timeout=5)
+        with self._lock:  # a connection kept alive for a client's next request ends here too
+            for connection in self._open:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RD)
         self.server_close()
 
     def __enter__(self) -> SimServer:
@@ -320,17 +326,34 @@ def _note(completion: Completion, mistake: str) -> str:
 
 
 class _Handler(BaseHTTPRequestHandler):
-    """The HTTP side: read one request (bounded in size and time), write the server's Reply."""
+    """The HTTP side: read each request (bounded in size and time), write the server's Reply.
+
+    HTTP/1.1 keeps a connection open for the client's next request, as the API does: the SDK
+    sends all of a model's calls down one connection instead of opening one per call.
+    """
 
     server: SimServer
-    timeout = REQUEST_SECONDS  # for each read; the whole request has REQUEST_SECONDS too (`setup`)
+    timeout = REQUEST_SECONDS  # for each read; a whole request has REQUEST_SECONDS too
     server_version = "agentlab-serve"
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # a reply's headers and body leave together, not 40 ms apart
 
     def setup(self) -> None:
-        super().setup()  # a client trickling a byte at a time is cut off when its time is up
+        super().setup()
+        with self.server._lock:
+            self.server._open.add(self.connection)
+            self.server.counts["connections"] += 1
+
+    def handle_one_request(self) -> None:
+        # a client trickling a byte at a time is cut off when its time is up (an idle one too)
         self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
         self.cut.daemon, self.late = True, False
         self.cut.start()
+        try:
+            super().handle_one_request()
+        finally:
+            self.cut.cancel()
+        self.close_connection |= self.server._stopping.is_set()
 
     def _too_slow(self) -> None:
         self.late = True
@@ -338,7 +361,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RD)  # the read under way ends; replies still go
 
     def finish(self) -> None:
-        self.cut.cancel()
+        with self.server._lock:
+            self.server._open.discard(self.connection)
         super().finish()
 
     def do_POST(self) -> None:
@@ -372,8 +396,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, reply: Reply) -> None:
         self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
         self.send_header("Content-Type", reply.content_type)
-        if not reply.stream:  # a stream's end is the connection's (HTTP/1.0)
+        if not reply.stream:
             self.send_header("Content-Length", str(len(reply.body)))
+        if reply.stream or reply.status in (408, 411, 413):  # a stream's end is the connection's;
+            self.send_header("Connection", "close")  # a body not read whole cannot be followed
         for name, value in reply.headers:
             self.send_header(name, value)
         self.end_headers()
