@@ -10,9 +10,14 @@ instead of being run a second time (the tests below say so, and fail if that sto
 
 A notebook fails here if any cell raises; outputs are not compared (they differ from the
 simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM(...)` themselves
-stay on the simulator, so each notebook's server counts the calls that really went over HTTP,
-and the test for a notebook that calls `make_llm()` checks that some did. The notebooks run
-side by side, each in its own kernel with its own server, to keep the suite's time down.
+stay on the simulator, so the server counts the calls that really went over HTTP, and the
+test for a notebook that calls `make_llm()` checks that some of its own did.
+
+To keep the suite's time down, two kernels run side by side, each with its own server and its
+share of the notebooks one after another; each notebook starts from an empty namespace
+(`%reset -f`), as in a fresh kernel but without importing the SDK again (about 3 CPU-seconds
+a kernel). No notebook sets a module's attributes or the environment, and nbval runs each in a
+kernel of its own.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ KIT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((KIT / "notebooks").glob("*.ipynb"))
 # How code reaches the active backend: a call that builds a model, or the command line, which does.
 REACHES_A_MODEL = re.compile(r"\bmake_llm\(|\bchoose_backend\(|AnthropicLLM\(|^\s*!\s*agentlab\b", re.M)
-WORKERS = 3  # kernels at once: the kernels wait on the server (in this process) as much as they compute
+KERNELS = 2  # at once, as many as the cores the suite expects
 CELL_SECONDS = 120  # the longest any one cell may take
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
 
@@ -57,26 +62,47 @@ def claude_environment(url: str) -> dict[str, str]:
     }
 
 
-def execute(path: Path) -> tuple[str, int, float]:
-    """Run one notebook in a fresh kernel against its own server: (the error, or "" if every cell
-    ran; the model calls the server answered; seconds taken)."""
-    nb = nbformat.read(path, as_version=4)
-    started = time.perf_counter()
+def execute(paths: list[Path]) -> dict[str, tuple[str, int, float]]:
+    """Run notebooks one after another in one kernel against one server, each from an empty
+    namespace: by name, (the error, or "" if every cell ran; the model calls the server answered
+    for it; seconds taken). A kernel that dies is replaced for the notebooks after it."""
+    results: dict[str, tuple[str, int, float]] = {}
     with start_server() as server:
         client = NotebookClient(
-            nb,
+            nbformat.v4.new_notebook(),
             timeout=CELL_SECONDS,
             kernel_name="python3",
             shutdown_kernel="immediate",
-            resources={"metadata": {"path": str(path.parent)}},
+            resources={"metadata": {"path": str(KIT / "notebooks")}},
         )
         quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        try:
-            asyncio.run(client.async_execute(env=claude_environment(server.url), **quiet))
-            error = ""
-        except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
-            error = COLOURS.sub("", f"{type(e).__name__}: {e}")
-        return error, server.counts["answered"], time.perf_counter() - started
+
+        async def run_all() -> None:
+            while len(results) < len(paths):
+                async with client.async_setup_kernel(env=claude_environment(server.url), **quiet):
+                    for path in paths[len(results):]:
+                        results[path.name] = await run_one(path)
+                        if not await client.km.is_alive():
+                            break
+
+        async def run_one(path: Path) -> tuple[str, int, float]:
+            started, answered = time.perf_counter(), server.counts["answered"]
+            fresh = nbformat.v4.new_code_cell(f"%reset -f\n__import__('os').chdir({str(path.parent)!r})")
+            notebook = nbformat.read(path, as_version=4)
+            client.reset_execution_trackers()
+            try:
+                client.nb = nbformat.v4.new_notebook(cells=[fresh])
+                await client.async_execute_cell(fresh, 0)  # an empty namespace, in the notebook's folder
+                client.nb = notebook
+                for index, cell in enumerate(notebook.cells):
+                    await client.async_execute_cell(cell, index)
+                error = ""
+            except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
+                error = COLOURS.sub("", f"{type(e).__name__}: {e}")
+            return error, server.counts["answered"] - answered, time.perf_counter() - started
+
+        asyncio.run(run_all())
+    return results
 
 
 def code(path: Path) -> str:
@@ -90,10 +116,15 @@ def reaches_a_model(path: Path) -> bool:
 @pytest.fixture(scope="module")
 def executed() -> dict[str, tuple[str, int, float]]:
     reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
-    # the most code first (a rough guide to how long a notebook runs), so none is left running alone
-    longest_first = sorted(reaching, key=lambda p: len(code(p)), reverse=True)
-    with futures.ThreadPoolExecutor(WORKERS) as pool:
-        results = dict(zip([p.name for p in longest_first], pool.map(execute, longest_first), strict=True))
+    # shared out longest first, each to the kernel with the least so far (the length of a
+    # notebook's code is a rough guide to how long it runs), so that both finish together
+    shares: list[list[Path]] = [[] for _ in range(KERNELS)]
+    for path in sorted(reaching, key=lambda p: len(code(p)), reverse=True):
+        min(shares, key=lambda share: sum(len(code(p)) for p in share)).append(path)
+    results = {}
+    with futures.ThreadPoolExecutor(KERNELS) as pool:
+        for done in pool.map(execute, [share for share in shares if share]):
+            results.update(done)
     for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
         print(f"{name:<40} {'ERROR' if error else 'ok':<6} {calls:>5} calls over HTTP  {seconds:5.1f} s")
     return results
