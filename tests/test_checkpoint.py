@@ -25,6 +25,7 @@ from agentlab.plan import Plan, Step
 from agentlab.planners import LLMPlanner
 from agentlab.recovery import Replan
 from agentlab.run import orchestrate, run_plan
+from agentlab.trace import Run
 
 TASK = "count the steps"
 
@@ -559,3 +560,15 @@ def test_records_reach_the_disk_at_most_once_a_second_and_always_at_the_end(tmp_
     assert run.status == "done" and len(lines(path)) == 1 + 32  # the head; the start, 30 steps, the end
     assert 2 <= len(synced) <= 2 + took / SYNC_SECONDS  # the first save, the end, and once a second
     assert synced[-1] == path.stat().st_size  # the end: the whole file is on the disk
+    # a save with nothing new still puts what the one before only handed over on the disk, once due
+    other, plan = tmp_path / "other.json", chain(2)
+    run = Run(task=TASK, plan=plan, plans=[plan])
+    monkeypatch.setattr("agentlab.checkpoint.SYNC_SECONDS", 3600.0)
+    save(other, run, 0.0)  # the first save: on the disk
+    run.outputs["s1"], run.attempts["s1"] = "s1<>", 1
+    save(other, run, 1.0)  # handed to the OS only
+    before = len(synced)
+    monkeypatch.setattr("agentlab.checkpoint.SYNC_SECONDS", 0.0)
+    save(other, run, 1.0)
+    assert len(synced) == before + 1 and synced[-1] == other.stat().st_size
+    assert load(other, TASK)["outputs"] == {"s1": "s1<>"}
