@@ -6,6 +6,7 @@ the feedback. (nbgrader is the [nbgrader] extra; `make setup-test` installs it.)
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -41,14 +42,29 @@ def test_every_notebook_exports_with_a_test_cell_and_points_per_exercise(tmp_pat
         assert all(meta(c)["locked"] for c in others)
 
 
-def nbgrader(course: Path, *args: str) -> None:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    env.update(AGENTLAB_BACKEND="simulated", ANTHROPIC_API_KEY="")
-    done = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args, "--force"], cwd=course, env=env,
-        capture_output=True, text=True, timeout=400,
-    )
-    assert done.returncode == 0 and "ERROR" not in done.stderr, done.stderr[-3000:]
+def nbgrader(capfd, *args: str) -> None:
+    """`nbgrader ARGS --force`, as the command runs it (its command line, then the nbgrader_config.py
+    of the folder it runs in), in this process: nbgrader takes seconds to import, once here instead
+    of once per step."""
+    from jupyter_core.application import NoStart
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+    from sqlalchemy.exc import SAWarning
+
+    app = NbGraderApp.instance()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SAWarning)  # nbgrader's own, about its gradebook's sessions
+            app.initialize([*args, "--force"])
+            app.start()
+    except NoStart:  # how a command that is done says so (the nbgrader command ends there)
+        pass
+    except SystemExit as stop:  # how nbgrader's commands fail
+        pytest.fail(f"nbgrader {args[0]} exited with {stop.code}:\n{capfd.readouterr().err[-3000:]}")
+    finally:
+        for each in (type(app.subapp or app), NbGraderApp):  # the next step is a new command
+            each.clear_instance()
+    err = capfd.readouterr().err
+    assert "ERROR" not in err, err[-3000:]
 
 
 def submit(course: Path, student: str, wrong: tuple[str, str] | None = None) -> None:
@@ -66,7 +82,7 @@ def submit(course: Path, student: str, wrong: tuple[str, str] | None = None) -> 
     nbformat.write(notebook, path)
 
 
-def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path):
+def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path, monkeypatch, capfd):
     course = tmp_path / "course"
     done = subprocess.run(
         [sys.executable, "-m", "agentlab.course.cli", "course", "export", "nbgrader", str(course), "06"],
@@ -74,7 +90,11 @@ def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "06_error_propagation: 3 answer cells, 3 points" in done.stdout
-    nbgrader(course, "generate_assignment", ASSIGNMENT)
+    monkeypatch.chdir(course)  # where nbgrader finds the course's nbgrader_config.py
+    monkeypatch.setenv("AGENTLAB_BACKEND", "simulated")  # for the kernels autograde starts
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")  # alembic
+    nbgrader(capfd, "generate_assignment", ASSIGNMENT)
     released = (course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
     solution = nbformat.read(KIT / "solutions" / f"{ASSIGNMENT}.ipynb", as_version=4)
     for cell in solution.cells:  # no line of any solution region reaches the learner
@@ -85,9 +105,9 @@ def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path):
     assert "HIDDEN TESTS" not in released and "grade(" not in released and "BEGIN SOLUTION" not in released
     submit(course, "honest")
     submit(course, "wrong", WRONG)
-    nbgrader(course, "autograde", ASSIGNMENT)
+    nbgrader(capfd, "autograde", ASSIGNMENT)
     assert scores(course, ASSIGNMENT) == {"honest": (3.0, 3.0), "wrong": (2.0, 3.0)}
-    nbgrader(course, "generate_feedback", ASSIGNMENT)
+    nbgrader(capfd, "generate_feedback", ASSIGNMENT)
     for student in ("honest", "wrong"):
         assert (course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html").exists()
 
