@@ -179,7 +179,7 @@ def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_wor
     its calls go over HTTP in the whole-notebook runs above. Here its own cluster cells run
     with that name bound to `make_llm()`: the Claude backend, through the SDK to `agentlab serve`,
     from Dask worker processes that find the server and the key in their own environment (the
-    server refuses any other key, and a model object travels without one). The batch of 40 tasks
+    server refuses any other key, and a model object travels without one). The batch of 20 tasks
     is cut to 4 to keep the time down. On this path a call's latency is measured, so the trace's
     times and the calls' latencies differ between runs; outputs and usage must not."""
     import contextlib
@@ -191,7 +191,7 @@ def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_wor
 
     cells = code_cells(KIT / "notebooks" / "10_across_machines.ipynb")
     chosen = [next(c for c in cells if marker in c) for marker in CLUSTER_CELLS]
-    chosen = [c.replace("make_tasks(40, seed=4)", "make_tasks(4, seed=4)") for c in chosen]
+    chosen = [c.replace("make_tasks(20, seed=4)", "make_tasks(4, seed=4)") for c in chosen]
     started, shown, namespace = time.perf_counter(), [], {}
     with start_server(seed=7, api_key="test-key") as server:
         for name, value in claude_environment(server.url).items():
