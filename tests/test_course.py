@@ -158,7 +158,9 @@ def test_an_exercise_run_as_shipped_goes_top_to_bottom_and_stops_only_at_its_stu
     nb = nbformat.read(ROOT / "exercises" / solution.name, as_version=4)
     # No allow_errors: only cells tagged raises-exception may raise, as with "Run All" in JupyterLab,
     # so the whole notebook runs and every check reports.
-    NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(ROOT / "exercises")}}).execute()
+    # The kernel is stopped at once when the last cell is done: nothing is asked of it after that.
+    resources = {"metadata": {"path": str(ROOT / "exercises")}}
+    NotebookClient(nb, timeout=120, resources=resources, shutdown_kernel="immediate").execute()
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors, "the exercise ran without reaching a stub"
     assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]
