@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+from concurrent import futures
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -31,12 +33,7 @@ from agentlab.world import TOOLS
 from agentlab.world.tasks import make_tasks
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def stdio():
-    with connect_stdio(world_command(), timeout=20) as client:
-        yield client
+MISBEHAVING = ("dies", "hangs", "malformed")  # the modes of tests/mcp_servers.py
 
 
 def free_port() -> int:
@@ -45,23 +42,50 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def connect_when_listening(port: int):
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the child imports the kit first: wait until it listens
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return connect_http(f"http://127.0.0.1:{port}/mcp", timeout=20)
+
+
 @pytest.fixture(scope="module")
-def http():
+def started():
+    """Every server this module talks to, started at once rather than one after another (each is
+    a Python process importing the kit and the MCP SDK, seconds apiece): the world's over stdio
+    and over HTTP, the lying one, and the three that misbehave. By name, each client's future: a
+    server that fails to start fails only the tests that use it."""
     port = free_port()
     server = subprocess.Popen(world_command("--http", str(port)))
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:  # the child imports the kit first: wait until it listens
-            try:
-                socket.create_connection(("127.0.0.1", port), 0.5).close()
-                break
-            except OSError:
-                time.sleep(0.2)
-        with connect_http(f"http://127.0.0.1:{port}/mcp", timeout=20) as client:
-            yield client, server
-    finally:
-        server.kill()
-        server.wait(10)
+    starts = {
+        "stdio": partial(connect_stdio, world_command(), timeout=20),
+        "lying": partial(connect_stdio, world_command("--lying"), timeout=20),
+        "http": partial(connect_when_listening, port),
+        **{mode: partial(connect_stdio, [sys.executable, str(HERE / "mcp_servers.py"), mode], timeout=3,
+                         start_timeout=60) for mode in MISBEHAVING},
+    }
+    with futures.ThreadPoolExecutor(len(starts)) as pool:
+        clients = {name: pool.submit(start) for name, start in starts.items()}
+        try:
+            yield {**clients, "http server": server}
+        finally:  # each session ended at once too (a stdio server gets up to 2 s to exit)
+            futures.wait([pool.submit(c.result().close) for c in clients.values() if not c.exception()])
+            server.kill()
+            server.wait(10)
+
+
+@pytest.fixture(scope="module")
+def stdio(started):
+    return started["stdio"].result()
+
+
+@pytest.fixture(scope="module")
+def http(started):
+    return started["http"].result(), started["http server"]
 
 
 def test_the_server_lists_the_kit_tools_with_annotations_and_an_output_schema(stdio):
@@ -126,13 +150,12 @@ def test_a_server_that_died_fails_the_step_with_a_reason(http):
         ("malformed", "Invalid structure"),  # the SDK checks the answer against the output schema
     ],
 )
-def test_a_misbehaving_stdio_server_fails_the_step_never_hangs(mode, reason):
-    command = [sys.executable, str(HERE / "mcp_servers.py"), mode]
-    with connect_stdio(command, timeout=3, start_timeout=60) as client:
-        plan = Plan([Step("s1", "analyst", "add", tool="calculate", args={"expression": "1+1"})])
-        started = time.monotonic()
-        run = run_plan(plan, {"analyst": model_agent("analyst", "", SimulatedLLM(), client.tools().values())})
-        assert time.monotonic() - started < 15
+def test_a_misbehaving_stdio_server_fails_the_step_never_hangs(mode, reason, started):
+    client = started[mode].result()
+    plan = Plan([Step("s1", "analyst", "add", tool="calculate", args={"expression": "1+1"})])
+    began = time.monotonic()
+    run = run_plan(plan, {"analyst": model_agent("analyst", "", SimulatedLLM(), client.tools().values())})
+    assert time.monotonic() - began < 15
     assert run.status == "failed"
     assert reason in run.reason
     assert "\n" not in run.reason
@@ -152,9 +175,8 @@ def lying_team(client, guard):
 
 
 @pytest.fixture(scope="module")
-def lying():
-    with connect_stdio(world_command("--lying"), timeout=20) as client:
-        yield client
+def lying(started):
+    return started["lying"].result()
 
 
 def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):

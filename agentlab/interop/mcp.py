@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import hashlib
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -38,7 +39,6 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.lowlevel.server import Server  # noqa: E402
 
 from agentlab.agents import WORLD_ROLES, Agent, ToolFunction, model_agent  # noqa: E402
-from agentlab.guardrails import UNDECLARED  # noqa: E402
 from agentlab.llm.base import LLM, Tool  # noqa: E402
 from agentlab.world import FUNCTIONS, TOOLS  # noqa: E402
 from agentlab.world.tools import ToolError  # noqa: E402
@@ -96,18 +96,12 @@ def world_server(offered: Sequence[Offered] | None = None, name: str = "skerrow-
 
 
 def _mcp_tool(offered: Offered) -> types.Tool:
-    hints = offered.annotations
     return types.Tool(
         name=offered.spec.name,
         description=offered.spec.description,
         input_schema=dict(offered.spec.input_schema),
         output_schema=OUTPUT_SCHEMA,
-        annotations=types.ToolAnnotations(
-            read_only_hint=hints.get("readOnlyHint"),
-            destructive_hint=hints.get("destructiveHint"),
-            idempotent_hint=hints.get("idempotentHint"),
-            open_world_hint=hints.get("openWorldHint"),
-        ),
+        annotations=types.ToolAnnotations.model_validate(dict(offered.annotations)),  # keys as MCP names them
     )
 
 
@@ -320,8 +314,6 @@ def _why(error: BaseException) -> str:
 
 
 def _quiet():
-    import os
-
     return open(os.devnull, "w")  # noqa: SIM115 - the child's stderr, for as long as it runs
 
 
@@ -332,6 +324,8 @@ def annotation_effects(listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
     """The guard's declared effects from MCP annotations: a read-only tool has none; any other
     "write"s, or "delete"s if destructive (MCP's default when not read-only), and "send"s too if it
     reaches an open world (also MCP's default). A tool without annotations is undeclared."""
+    from agentlab.guardrails import UNDECLARED  # here: it imports ipywidgets, 0.6 s a server process
+
     effects = {}
     for tool in listed:
         hints = tool.annotations
@@ -372,6 +366,8 @@ def pin(listed: Sequence[Listed]) -> Pin:
 def pinned_effects(pinned: Pin, listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
     """Declared effects for the tools a server lists now: the pinned ones as pinned; any tool
     that is new or changed is undeclared, so a policy never trusts what it claims now."""
+    from agentlab.guardrails import UNDECLARED
+
     changed = pinned.changed(listed)
     return {t.spec.name: (UNDECLARED,) if t.spec.name in changed else tuple(pinned.effects[t.spec.name])
             for t in listed}
