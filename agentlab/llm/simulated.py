@@ -184,8 +184,11 @@ class SimulatedLLM:
     ) -> Completion:
         number(max_tokens, "max_tokens", minimum=1, whole=True)
         profile = _profile(model or self.model)
-        specs = [[t.name, t.description, t.input_schema] for t in tools]
-        request = _compact([system, list(messages), specs, schema, max_tokens])
+        specs = [_compact([t.name, t.description, t.input_schema]) for t in tools]  # made once, used
+        shape = _compact(schema)  # twice: in the request's hash and in its tokens
+        # the request, as the JSON of [system, messages, specs, schema, max_tokens]
+        parts = [_compact(system), _compact(list(messages)), f"[{','.join(specs)}]", shape]
+        request = f"[{','.join(parts)},{_compact(max_tokens)}]"
         digest = hashlib.sha256(f"{self.seed}\x00{profile.name}\x00{request}".encode()).hexdigest()
         rng = random.Random(int(digest[:16], 16))
         seen = _read(system, messages, tools)
@@ -194,7 +197,10 @@ class SimulatedLLM:
         # drawn first, always, so the rate alone decides it; a call that errs may make these mistakes
         kinds = self.error_kinds if rng.random() < rate else ()
         # its own draw, from another part of the hash, so the error draws above stay as they were
-        obeys = random.Random(int(digest[16:32], 16)).random() < self.injection_susceptibility
+        # (at a susceptibility of 0 it can only say no, so it is not drawn)
+        obeys = bool(self.injection_susceptibility) and (
+            random.Random(int(digest[16:32], 16)).random() < self.injection_susceptibility
+        )
 
         if planning:
             kind = "replan" if seen.report else "plan"
@@ -219,12 +225,13 @@ class SimulatedLLM:
         if schema is not None and stop != "max_tokens":
             with suppress(json.JSONDecodeError):
                 data = json.loads(text)
-        prompt = [system, *(_message_text(m) for m in messages), *(_compact(spec) for spec in specs)]
+        prompt = [system, *(_message_text(m) for m in messages), *specs]
         if schema is not None:
-            prompt.append(_compact(schema))
+            prompt.append(shape)
         usage = Usage(sum(count_tokens(part) for part in prompt), output_tokens)
         if self.cache:
-            named = [dict(zip(("name", "description", "input_schema"), spec, strict=True)) for spec in specs]
+            named = [{"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                     for t in tools]
             body = {"system": system, "tools": named, "messages": [dict(m) for m in messages]}
             if schema is not None:
                 body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
@@ -270,7 +277,7 @@ def _profile(name: str) -> Profile:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
+    return _ENCODER.encode(value)
 
 
 def _plain(value: Any) -> Any:
@@ -280,6 +287,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, set | frozenset):
         return sorted(value, key=str)
     raise TypeError(f"a request holds {type(value).__name__}, which is not JSON")
+
+
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_plain)
 
 
 def _is_plan_request(schema: Mapping[str, Any] | None) -> bool:

@@ -20,6 +20,7 @@ how a step hands a number it was given to the next agent in a plan.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from dataclasses import dataclass
@@ -160,6 +161,7 @@ def parse_phrase(text: str) -> Phrase:
     return Name(text)
 
 
+@functools.lru_cache(maxsize=4096)  # the simulator reads the same request at every turn of a loop
 def parse_question(text: str) -> Question:
     """Read a question in the world's grammar (found inside `text`); QuestionError if there is none."""
     found = _QUESTION.search(text)  # it may sit inside a longer instruction
@@ -217,6 +219,7 @@ def gold_answer(question: str | Question) -> str:
     return calculate(q.expression)
 
 
+@functools.lru_cache(maxsize=4096)  # asked of every request the simulator reads (as parse_question)
 def steps_needed(text: str) -> int:
     """How many tool steps a careful agent takes to answer the question in `text`: one per
     lookup (values given in brackets are known already) and one for the join of a fan-out or a
