@@ -271,6 +271,14 @@ class InPlace(futures.Executor):
         return future
 
 
+def pool_for(llm: Any) -> futures.Executor | None:
+    """The pool for a run whose agents call `llm`: the caller's thread (`InPlace`) for the
+    simulator, which answers at once, so threads would add hand-offs and nothing else (on the
+    virtual clock the run is the same either way); None (`run_plan`'s threads) for a model
+    whose calls take real time, so that they overlap."""
+    return InPlace() if getattr(llm, "backend", None) == "simulated" else None
+
+
 class Daemons(futures.Executor):
     """An executor that runs each call on a new daemon thread. A run with a time limit walks
     away from an attempt that does not come back in time; nothing can stop a Python thread, so

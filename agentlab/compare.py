@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from agentlab.agents import world_team
+from agentlab.attempt import pool_for
 from agentlab.handoffs import handoff, world_desk
 from agentlab.hierarchy import Call, Hierarchy
 from agentlab.llm.base import LLM, Completion, ModelError, Usage
@@ -125,7 +126,8 @@ def planned(task: Task, setup: Setup, workers: int) -> Outcome:
     planner's calls, then the run's makespan."""
     team = world_team(setup.llm, model=setup.executor_model, tool_seconds=setup.tool_seconds)
     planner = LLMPlanner(setup.llm, team, model=setup.planner_model, tool_steps=setup.tool_steps)
-    run = orchestrate(task.question, planner, team, workers=workers)  # a failed plan is a failed Run
+    pool = pool_for(setup.llm)  # the simulator's steps run in this thread (see pool_for)
+    run = orchestrate(task.question, planner, team, workers=workers, pool=pool)  # a failed plan: a failed Run
     return Outcome(task, run.deliverable, tuple(run.calls), run.latency, run.status, run.reason, run)
 
 

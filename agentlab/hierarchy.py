@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentlab.agents import Agent, StepFailed, Work, step_prompt, world_team
+from agentlab.attempt import pool_for
 from agentlab.budget import Budget, Spent
 from agentlab.faults import Fault
 from agentlab.llm.base import LLM, Completion
@@ -218,7 +219,8 @@ class Hierarchy:
             team = {LEAD: self._sub_team(level, path, below)} | {r: workers[r] for r in ("analyst", "writer")}
             planner = ManagerPlanner(self.llm, team, parts=self.branching, **planning)
         watching = {"checks": self.checks, "recovery": self.recovery, "faults": self.faults.get(path, ())}
-        run = orchestrate(task, planner, team, workers=self.workers, budget=self.budget, **watching)
+        watching |= {"budget": self.budget, "pool": pool_for(self.llm)}  # the simulator's: in this thread
+        run = orchestrate(task, planner, team, workers=self.workers, **watching)
         return Node(path, level, task, run, below.in_order(run))
 
     def _sub_team(self, level: int, path: str, below: _SubTeams) -> Agent:
