@@ -24,6 +24,7 @@ underneath. `sweep` repeats a comparison across task sizes, and `fit_polynomial`
 
 from __future__ import annotations
 
+import functools
 import html
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -80,7 +81,7 @@ class Outcome:
     reason: str = ""
     run: Any = field(default=None, repr=False, compare=False)
 
-    @property
+    @functools.cached_property  # every table and paired test asks again; grading reads every name
     def right(self) -> bool:
         return self.task.check(self.answer)
 

@@ -20,6 +20,7 @@ inputs a step is handed. It knows the world's grammar, as a model knows English,
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import re
@@ -130,7 +131,7 @@ class _Knowledge:
             if failed:
                 self.failures[key] = text
             else:
-                data = fact_of(without_injections(text))  # a planted note, or the page around, is not data
+                data = _data(text)
                 self.facts[key] = data
                 self.found.append(data)
 
@@ -159,6 +160,12 @@ class _Knowledge:
             except ToolError as e:
                 raise _Stuck(f"I cannot work out {expression}: {e}") from None
         raise _Need([("calculate", {"expression": expression})])
+
+
+@functools.lru_cache(maxsize=1024)  # each result is read again at every later turn of its conversation
+def _data(result: str) -> str:
+    """What a tool result says: a planted note, or the page around the fact, is not data."""
+    return fact_of(without_injections(result))
 
 
 def _call_key(name: str, args: Mapping[str, Any]) -> str:
