@@ -31,7 +31,8 @@ probability, and still reads the data around the note correctly. At 0 (the defau
 no note in sight, nothing changes.
 
 **Determinism.** Each call's randomness comes from a SHA-256 hash of (seed, model, the whole
-request), never from call order or shared state, so threads cannot change what it says.
+request), never from call order or shared state, so threads cannot change what it says. So the
+same request always gets the same answer, and one asked again is answered from memory.
 
 **Prompt caching** (notebook 11). With `cache="5m"` or `"1h"` it marks the kit's breakpoints
 as the Claude backend does (`llm.cache.mark`) and reports, as the API does, the tokens it read
@@ -147,19 +148,21 @@ class SimulatedLLM:
         self.injection_susceptibility = injection_susceptibility
         self.injected: list[InjectedError] = []  # appended to by every call that erred on purpose
         self._lock = threading.Lock()
+        self._answers: dict[tuple, _Answer] = {}  # by request: see `complete`
 
     def __getstate__(self) -> dict[str, Any]:
         """What travels when it is pickled (to a Dask worker, say): everything but the lock,
-        which cannot be pickled and is rebuilt on arrival. The copy on a worker answers exactly
-        as this one does (its randomness is the hash of seed, model and request), but the
-        mistakes it makes are recorded in *its* `injected`, on the worker, not in this one's."""
+        which cannot be pickled and is rebuilt on arrival, and the answers it remembers. The
+        copy on a worker answers exactly as this one does (its randomness is the hash of seed,
+        model and request), but the mistakes it makes are recorded in *its* `injected`, on the
+        worker, not in this one's."""
         state = dict(self.__dict__)
-        del state["_lock"]
+        del state["_lock"], state["_answers"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._lock, self._answers = threading.Lock(), {}
 
     def __repr__(self) -> str:
         kinds = "" if self.error_kinds == ERROR_KINDS else f", error_kinds={list(self.error_kinds)}"
@@ -190,6 +193,29 @@ class SimulatedLLM:
         parts = [_compact(system), _compact(list(messages)), f"[{','.join(specs)}]", shape]
         request = f"[{','.join(parts)},{_compact(max_tokens)}]"
         digest = hashlib.sha256(f"{self.seed}\x00{profile.name}\x00{request}".encode()).hexdigest()
+        # the same request always gets the same answer: one asked again is answered from memory
+        key = (digest, self.error_rate, self.error_kinds, self.injection_susceptibility, self.cache)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answer(digest, profile, system, messages, tools, schema, max_tokens, specs, shape)
+            with self._lock:
+                if len(self._answers) >= ANSWERS_KEPT:  # the oldest goes
+                    self._answers.pop(next(iter(self._answers)))
+                self._answers[key] = answer
+        if answer.mistake:
+            with self._lock:
+                self.injected.append(answer.mistake)
+        calls = tuple(ToolCall(f"toolu_sim_{digest[:12]}_{i}", name, dict(args))
+                      for i, (name, args) in enumerate(answer.calls))
+        data = None
+        if schema is not None and answer.stop != "max_tokens":
+            with suppress(json.JSONDecodeError):
+                data = json.loads(answer.text)
+        return Completion(answer.text, profile.name, self.backend, answer.usage, answer.latency, data, calls,
+                          answer.stop)
+
+    def _answer(self, digest, profile, system, messages, tools, schema, max_tokens, specs, shape) -> _Answer:
+        """What the model says to a request, worked out: `complete` without the bookkeeping."""
         rng = random.Random(int(digest[:16], 16))
         seen = _read(system, messages, tools)
         planning = _is_plan_request(schema)
@@ -208,23 +234,13 @@ class SimulatedLLM:
         else:
             kind = "turn"
             reply = turn_reply(seen, kinds, rng, obeys)
-        if reply.error:
-            with self._lock:
-                self.injected.append(InjectedError(profile.name, kind, *reply.error))
+        mistake = InjectedError(profile.name, kind, *reply.error) if reply.error else None
 
-        calls = tuple(
-            ToolCall(f"toolu_sim_{digest[:12]}_{i}", name, args) for i, (name, args) in enumerate(reply.calls)
-        )
-        text, stop = reply.text, "tool_use" if calls else "end_turn"
-        output_tokens = count_tokens(text) + sum(
-            count_tokens(_compact({"n": c.name, "i": c.args})) for c in calls
-        )
+        text, calls = reply.text, tuple(reply.calls)
+        stop = "tool_use" if calls else "end_turn"
+        output_tokens = count_tokens(text) + sum(count_tokens(_compact({"n": n, "i": a})) for n, a in calls)
         if output_tokens > max_tokens:  # cut off mid-answer, as a real model is
             text, calls, output_tokens, stop = text[: max_tokens * 4], (), max_tokens, "max_tokens"
-        data = None
-        if schema is not None and stop != "max_tokens":
-            with suppress(json.JSONDecodeError):
-                data = json.loads(text)
         prompt = [system, *(_message_text(m) for m in messages), *specs]
         if schema is not None:
             prompt.append(shape)
@@ -237,7 +253,22 @@ class SimulatedLLM:
                 body["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
             usage = with_cache(usage, caching.mark(body, self.cache), profile.name)
         latency = round(profile.overhead + output_tokens / profile.tokens_per_second, 3)
-        return Completion(text, profile.name, self.backend, usage, latency, data, calls, stop)
+        return _Answer(text, calls, stop, usage, latency, mistake)
+
+
+ANSWERS_KEPT = 10_000  # answers a SimulatedLLM remembers (the oldest are forgotten first)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What the simulator answered to one request, kept to answer it again."""
+
+    text: str
+    calls: tuple[tuple[str, Mapping[str, Any]], ...]  # (tool name, arguments)
+    stop: str
+    usage: Usage
+    latency: float
+    mistake: InjectedError | None
 
 
 def with_cache(usage: Usage, body: Mapping[str, Any], model: str) -> Usage:
