@@ -58,7 +58,8 @@ def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
     "forkserver", Python 3.14's default there) instead of each starting Python and importing Dask
     afresh: a cluster starts, restarts a dead worker and closes in about a second instead of
     several. A forked worker gets this process's environment as the cluster starts (`env=`), as a
-    spawned one would; elsewhere each worker is spawned."""
+    spawned one would, except that a variable deleted since this process's first cluster started
+    is still set there; elsewhere each worker is spawned."""
     number(workers, "local_cluster's workers", minimum=1, whole=True)
     number(threads, "local_cluster's threads", minimum=1, whole=True)
     import dask

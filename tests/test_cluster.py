@@ -104,6 +104,14 @@ def test_a_checkpointed_run_resumes_on_a_new_cluster_without_redoing_finished_st
     assert not {pid for i, pid in ran.items() if i not in stopped.outputs} & gone
 
 
+def test_a_new_clusters_workers_see_the_environment_as_it_is_when_it_starts(client, monkeypatch):
+    """Workers fork from a server started with an earlier cluster (here the module's): without
+    `env=` they saw its environment, so a key or server set since never reached them."""
+    monkeypatch.setenv("AGENTLAB_TEST_SET_LATER", "seen")
+    with local_cluster(workers=1) as later:
+        assert list(later.run(os.getenv, "AGENTLAB_TEST_SET_LATER").values()) == ["seen"]
+
+
 def test_a_straggling_worker_times_out_on_the_real_clock_and_retry_runs_the_step_again(client, tmp_path):
     marker = tmp_path / "slow"
 
