@@ -168,7 +168,7 @@ def lab(lab_server, chromium):
         page.set_default_timeout(TIMEOUT_MS)
         page.goto(f"{url}/lab")
         page.wait_for_function("window.jupyterapp !== undefined")
-        page.evaluate("async () => { await window.jupyterapp.restored; }")
+        settle(page, "() => window.jupyterapp.restored")
     expect.set_options(timeout=TIMEOUT_MS)
     assert page.evaluate(CLOSE_ALL)  # the launcher a new page opens on
     try:
@@ -246,11 +246,21 @@ def stop(server: subprocess.Popen) -> None:
             continue
 
 
+def settle(page, script: str, arg: object = None) -> object:
+    """Run an async script in the page and return what it resolves to; an error, not a hang, when it
+    has not resolved within TIMEOUT_MS (Playwright bounds its waits, not a script's promises)."""
+    bounded = f"""async (arg) => {{
+        const late = new Promise((_, fail) => setTimeout(() => fail(new Error("no answer")), {TIMEOUT_MS}));
+        return await Promise.race([({script})(arg), late]);
+    }}"""
+    return page.evaluate(bounded, arg)
+
+
 def open_notebook(page, name: str) -> None:
     """Open a notebook from the lab's root as a double-click in the file browser does, and wait for
     its kernel."""
-    page.evaluate(
-        "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", name
+    settle(
+        page, "async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", name
     )
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
     page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.isReady === true")
@@ -371,7 +381,7 @@ def test_opening_and_closing_a_lesson_leaves_it_unmodified(lab, lab_server):
 
     path = lab_server[1] / LESSON.name  # the copy the lab serves
     open_notebook(lab, LESSON.name)
-    lab.evaluate(KERNEL_INFO_APPLIED)
+    settle(lab, KERNEL_INFO_APPLIED)
     dirty = lab.evaluate("window.jupyterapp.shell.currentWidget.context.model.dirty")
     assert dirty is False, "JupyterLab marked the lesson modified just by opening it"
     lab.evaluate("window.jupyterapp.shell.currentWidget.close()")  # as the tab's x does
