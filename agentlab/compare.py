@@ -246,13 +246,20 @@ class Comparison:
     baseline: str = "chat"
 
     def rows(self) -> list[Row]:
-        base = None
-        if self.baseline in self.outcomes:
-            base = row(self.baseline, self.outcomes[self.baseline]).mean_tokens
+        base = self._baseline_tokens()
         return [row(name, outcomes, base) for name, outcomes in self.outcomes.items()]
 
     def __getitem__(self, topology: str) -> Row:
-        return next(r for r in self.rows() if r.topology == topology)
+        """One topology's row, adding up its outcomes alone (and the baseline's)."""
+        if topology not in self.outcomes:
+            raise KeyError(f"no topology {topology!r} in this comparison; it has {', '.join(self.outcomes)}")
+        return row(topology, self.outcomes[topology], self._baseline_tokens())
+
+    def _baseline_tokens(self) -> float | None:
+        """Tokens per task of the one-call baseline, if it was run."""
+        if self.baseline not in self.outcomes:
+            return None
+        return row(self.baseline, self.outcomes[self.baseline]).mean_tokens
 
     def where(self, keep: Callable[[Task], bool]) -> Comparison:
         """The same comparison over the tasks `keep` accepts (e.g. one task family)."""

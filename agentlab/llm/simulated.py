@@ -187,8 +187,8 @@ class SimulatedLLM:
     ) -> Completion:
         number(max_tokens, "max_tokens", minimum=1, whole=True)
         profile = _profile(model or self.model)
-        specs = [_compact([t.name, t.description, t.input_schema]) for t in tools]  # made once, used
-        shape = _compact(schema)  # twice: in the request's hash and in its tokens
+        specs = [_spec(t) for t in tools]  # each made once, used twice: in the request's hash
+        shape = _compact(schema)  # and in its tokens
         # the request, as the JSON of [system, messages, specs, schema, max_tokens]
         parts = [_compact(system), _compact(list(messages)), f"[{','.join(specs)}]", shape]
         request = f"[{','.join(parts)},{_compact(max_tokens)}]"
@@ -309,6 +309,20 @@ def _profile(name: str) -> Profile:
 
 def _compact(value: Any) -> str:
     return _ENCODER.encode(value)
+
+
+_SPECS: dict[int, tuple[Tool, str]] = {}  # id(tool) -> (the tool, kept so the id stays its own; its spec)
+
+
+def _spec(tool: Tool) -> str:
+    """A tool's spec as compact JSON, made once per Tool (a loop offers the same tools at every
+    turn; a Tool is frozen, and its schema is taken not to change)."""
+    known = _SPECS.get(id(tool))
+    if known is None or known[0] is not tool:
+        if len(_SPECS) >= 1000:  # many tools made on the fly: start again
+            _SPECS.clear()
+        known = _SPECS[id(tool)] = (tool, _compact([tool.name, tool.description, tool.input_schema]))
+    return known[1]
 
 
 def _plain(value: Any) -> Any:
