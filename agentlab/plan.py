@@ -5,11 +5,10 @@ steps must finish first (`depends_on`). A `Plan` checks all of that when it is
 built, so every other part of the kit can trust a plan it is handed: if a plan
 exists, it has at least one step, unique ids, known dependencies and no cycle.
 
-Plans travel as JSON (that is what an LLM planner will emit), so this module
-also owns the JSON form, its JSON Schema, the parser that turns anything
-malformed into a `PlanError` a learner can read, `plan_json` (the one way the kit
-finds a plan's JSON in a model's reply); and the plan's own language, in which
-`$s1` in a step's instruction or arguments stands for step s1's output.
+Plans travel as JSON (that is what an LLM planner will emit), so this module also owns the JSON
+form, its JSON Schema, the parser that turns anything malformed into a `PlanError` a learner can
+read, `plan_json` (the one way the kit finds a plan's JSON in a model's reply); and the plan's own
+language, in which `$s1` in a step's instruction or arguments stands for step s1's output.
 """
 
 from __future__ import annotations
@@ -18,11 +17,13 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
-
+from agentlab.dag import below, cycle, in_order
 from agentlab.valid import cut, decoded, json_problem, loads, names, number, shown
+
+if TYPE_CHECKING:  # networkx is imported where a graph is made (agentlab/dag.py says why)
+    import networkx as nx
 
 Context = Mapping[str, str]  # what a step is given: the output of each step it depends on, by id
 
@@ -111,10 +112,8 @@ class Plan:
     # --- order -------------------------------------------------------------
 
     def topological_order(self) -> list[Step]:
-        """Every step after all of its dependencies; ties keep the written order (networkx runs
-        Kahn's algorithm, taking the ready step written first; `schedule.ListScheduler` does too)."""
-        position = {s.id: i for i, s in enumerate(self.steps)}
-        return [self._by_id[i] for i in nx.lexicographical_topological_sort(self.to_networkx(), position.get)]
+        """Every step after all of its dependencies; ties keep the written order."""
+        return [self._by_id[i] for i in in_order(self.steps)]
 
     def ready(self, done: Iterable[str]) -> list[Step]:
         """Steps not yet done whose dependencies are all done, in written order."""
@@ -125,8 +124,8 @@ class Plan:
 
     def dependants(self, step_id: str) -> list[Step]:
         """Every step that needs `step_id`, directly or through others."""
-        below = nx.descendants(self.to_networkx(), step_id)
-        return [s for s in self.steps if s.id in below]
+        under = below(self.steps, self[step_id].id)  # an unknown id is a KeyError that names it
+        return [s for s in self.steps if s.id in under]
 
     @property
     def final_step(self) -> Step:
@@ -155,6 +154,8 @@ class Plan:
 
     def to_networkx(self) -> nx.DiGraph:
         """A DiGraph with an edge dependency -> dependant; node attributes hold the Step."""
+        import networkx as nx
+
         g = nx.DiGraph()
         g.add_nodes_from((s.id, {"step": s, "role": s.role}) for s in self.steps)
         g.add_edges_from((d, s.id) for s in self.steps for d in s.depends_on)
@@ -362,10 +363,8 @@ def _validate(steps: tuple[Step, ...], roles: frozenset[str] | None) -> None:
             raise PlanError(f"step {name} depends on unknown step {shown(unknown[0])}")
         if len(set(s.depends_on)) != len(s.depends_on):
             raise PlanError(f"step {name} lists a dependency twice: {shown(list(s.depends_on))}")
-    graph = nx.DiGraph((d, s.id) for s in steps for d in s.depends_on)
-    if not nx.is_directed_acyclic_graph(graph):  # the common case, far cheaper than find_cycle
-        cycle = [u for u, _ in nx.find_cycle(graph)]  # its step ids, in dependency order
-        raise PlanError(f"the plan has a cycle: {cut(' -> '.join(cycle + [cycle[0]]), 200)}")
+    if loop := cycle(steps):
+        raise PlanError(f"the plan has a cycle: {cut(' -> '.join(loop + [loop[0]]), 200)}")
 
 
 def check_durations(plan: Plan, durations: Mapping[str, float], needed_by: str) -> None:

@@ -1,0 +1,54 @@
+"""A plan as a graph: the order its steps can run in, and the cycle that stops a plan from running.
+
+Plain Python, no networkx: these run in every kernel, sandbox and Dask worker, and importing
+networkx costs each of them 0.4 s. `Plan.to_networkx()` is there for drawing and exploring.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentlab.plan import Step
+
+
+def in_order(steps: Sequence[Step]) -> list[str]:
+    """Step ids in dependency order by Kahn's algorithm: take a ready step (all it depends on taken),
+    the one written first when several are ready, as `schedule.ListScheduler` does. The steps of a
+    cycle are never ready, so they are missing from the answer."""
+    waiting = {s.id: len(s.depends_on) for s in steps}  # dependencies not yet taken
+    needed_by: dict[str, list[int]] = {}  # step id -> written positions of the steps that need it
+    for i, s in enumerate(steps):
+        for d in s.depends_on:
+            needed_by.setdefault(d, []).append(i)
+    ready = [i for i, s in enumerate(steps) if not s.depends_on]  # a heap of written positions
+    order: list[str] = []
+    while ready:
+        taken = steps[heapq.heappop(ready)].id
+        order.append(taken)
+        for i in needed_by.get(taken, ()):
+            waiting[steps[i].id] -= 1
+            if not waiting[steps[i].id]:
+                heapq.heappush(ready, i)
+    return order
+
+
+def below(steps: Sequence[Step], step_id: str) -> set[str]:
+    """The ids of every step that needs `step_id`, directly or through others."""
+    found = {step_id}
+    for taken in in_order(steps):  # a step is below once one of its dependencies is
+        if found.intersection(next(s for s in steps if s.id == taken).depends_on):
+            found.add(taken)
+    return found - {step_id}
+
+
+def cycle(steps: Sequence[Step]) -> list[str]:
+    """The step ids of one cycle, in dependency order; [] when the steps can all run."""
+    if len(in_order(steps)) == len(steps):  # the common case, and Kahn's algorithm settles it
+        return []
+    import networkx as nx  # only to name the cycle, as a learner's plan has it
+
+    graph = nx.DiGraph((d, s.id) for s in steps for d in s.depends_on)
+    return [u for u, _ in nx.find_cycle(graph)]
