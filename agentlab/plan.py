@@ -13,6 +13,7 @@ language, in which `$s1` in a step's instruction or arguments stands for step s1
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -127,7 +128,7 @@ class Plan:
         under = below(self.steps, self[step_id].id)  # an unknown id is a KeyError that names it
         return [s for s in self.steps if s.id in under]
 
-    @property
+    @functools.cached_property  # a Plan never changes: found once, though every Run.deliverable asks
     def final_step(self) -> Step:
         """The synthesis step: the last one in topological order. Its output is the deliverable."""
         return self.topological_order()[-1]
@@ -170,8 +171,8 @@ class Plan:
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_dict(cls, data: Any, roles: Iterable[str] | None = None) -> Plan:
-        """Build a plan from parsed JSON; any shape problem becomes a PlanError."""
+    def from_dict(cls, data: Any, roles: Iterable[str] | None = None, calls: Iterable[Any] = ()) -> Plan:
+        """Build a plan from parsed JSON; any shape problem becomes a PlanError. `calls`: as `Plan`'s."""
         if not isinstance(data, Mapping):
             raise PlanError(f"a plan must be a JSON object with a 'steps' list, got {type(data).__name__}")
         if extra := sorted((k for k in data if k != "steps"), key=repr):
@@ -180,7 +181,7 @@ class Plan:
             raise PlanError("a plan needs a 'steps' list")
         if not isinstance(raw_steps := data["steps"], list):
             raise PlanError(f"'steps' must be a list, got {type(raw_steps).__name__}")
-        return cls([_step_from_dict(i, raw) for i, raw in enumerate(raw_steps)], roles=roles)
+        return cls([_step_from_dict(i, raw) for i, raw in enumerate(raw_steps)], roles=roles, calls=calls)
 
     @classmethod
     def from_json(cls, text: str | bytes, roles: Iterable[str] | None = None) -> Plan:

@@ -210,8 +210,7 @@ class LLMPlanner:
                 ) from error
             self.calls.append(reply)
             try:
-                plan = self._read(reply)
-                return Plan(plan.steps, plan.roles, calls=self.calls)  # the plan carries what it cost
+                return self._read(reply)
             except PlanError as problem:
                 self.rejected.append((reply.text, str(problem)))
                 rejection = f"That plan was rejected: {problem}\nReply with a corrected plan."
@@ -230,7 +229,7 @@ class LLMPlanner:
         """The plan in a reply, checked: a PlanError says what is wrong with it."""
         if reply.stop_reason == "max_tokens":
             raise PlanError(f"the plan was cut off at max_tokens={self.max_tokens}")
-        plan = Plan.from_dict(plan_json(reply.text), self.team)
+        plan = Plan.from_dict(plan_json(reply.text), self.team, calls=self.calls)  # it carries what it cost
         check_plan(plan, self.team)
         return plan
 
