@@ -27,17 +27,18 @@ def no_network(monkeypatch):
 LONGEST_FIRST = (
     "tests/test_notebooks_claude.py",
     "tests/test_browser.py",
-    "tests/test_nbgrader_export.py",
     "tests/test_course.py",
-    "tests/test_cluster.py",
-    "notebooks/10_across_machines.ipynb",
     "notebooks/07_one_agent_or_a_team.ipynb",
+    "tests/test_nbgrader_export.py",
     "notebooks/05_hierarchical_teams.ipynb",
-    "tests/test_interop_mcp.py",
+    "notebooks/10_across_machines.ipynb",
     "notebooks/08_migration_and_handoffs.ipynb",
+    "tests/test_interop_mcp.py",
     "tests/test_checks.py",
+    "tests/test_cluster.py",
     "tests/test_grading_sandbox.py",
-    "tests/test_checks_nb05.py",
+    "tests/test_plan_properties.py",
+    "tests/test_serve.py",
 )
 
 
