@@ -1,9 +1,8 @@
 """A plan is a small directed acyclic graph of steps.
 
-Each `Step` says who does it (a role), what to do (an instruction) and which
-steps must finish first (`depends_on`). A `Plan` checks all of that when it is
-built, so every other part of the kit can trust a plan it is handed: if a plan
-exists, it has at least one step, unique ids, known dependencies and no cycle.
+Each `Step` says who does it (a role), what to do (an instruction) and which steps must finish
+first (`depends_on`). A `Plan` checks all of that when it is built, so every other part of the kit
+can trust a plan it is handed: it has at least one step, unique ids, known dependencies, no cycle.
 
 Plans travel as JSON (that is what an LLM planner will emit), so this module also owns the JSON
 form, its JSON Schema, the parser that turns anything malformed into a `PlanError` a learner can

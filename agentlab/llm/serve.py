@@ -1,10 +1,10 @@
 """`agentlab serve`: the simulator behind Anthropic's Messages API, over real HTTP on 127.0.0.1.
 
-For a class: the raw `anthropic` SDK (or curl, or the kit's Claude backend) talks to it offline
-with no key; every request and response is a real one you can read (`--log` prints each); and
-faults on demand (a 429 with `retry-after`, a 500, a 529 overload, a broken 200 body, a slow
-reply) let you watch the SDK retry and see how a run ends when a server misbehaves. The answers
-are `SimulatedLLM`'s, and say so: a reply's `model` is the simulator profile that wrote it.
+For a class: the raw `anthropic` SDK (or curl, or the kit's Claude backend) talks to it offline with
+no key; every request and response is a real one you can read (`--log` prints each); and faults on
+demand (a 429 with `retry-after`, a 500, a 529 overload, a broken 200 body, a slow reply) let you
+watch the SDK retry and see how a run ends when a server misbehaves. The answers are
+`SimulatedLLM`'s, and say so: a reply's `model` is the simulator profile that wrote it.
 
     server = start_server(seed=0)          # listening at once, on a free port, in a thread
     client = anthropic.Anthropic(base_url=server.url, api_key="any")
@@ -15,35 +15,25 @@ From a shell: `agentlab serve --log`, then `export ANTHROPIC_BASE_URL=http://127
 ANTHROPIC_API_KEY=any` in another, and the kit's `make_llm()` and any SDK client go there.
 
 **Requests.** `POST /v1/messages` with `model`, `max_tokens`, `messages` (text, `tool_use` and
-`tool_result` blocks), and optionally `system`, `tools`, and structured output as SDK 2.x sends
-it, `output_config={"format": {"type": "json_schema", "schema": ...}}` (the simulator writes
-plans for a plan schema; for another schema its reply may not fit, as a local model's may not).
-`"stream": true` answers with server-sent events as the API does (`llm.wire`), so the SDK's
-`messages.stream` works; `pace=` (real seconds per modelled second; 0, the default, sends at
-once) paces a stream at the profile's writing speed and delays an answer by its latency.
-`cache_control` breakpoints are honoured: usage reports cache reads and writes as the API
-does, from the simulator's model of the cache (`llm.cache`). Any key is accepted, as
-`x-api-key` or `Authorization: Bearer`, unless the server was given one (`api_key=`): then
-others get a 401.
+`tool_result` blocks), and optionally `system`, `tools`, and structured output as SDK 2.x sends it,
+`output_config={"format": {"type": "json_schema", "schema": ...}}` (the simulator writes plans for a
+plan schema; for another schema its reply may not fit, as a local model's may not). `"stream": true`
+answers with server-sent events as the API does (`llm.wire`); `pace=` (real seconds per modelled
+second; 0, the default, sends at once) paces a stream and delays an answer by its latency.
+`cache_control` breakpoints are honoured: usage reports cache reads and writes from the simulator's
+model of the cache (`llm.cache`). Any key is accepted, as `x-api-key` or `Authorization: Bearer`,
+unless the server was given one (`api_key=`): then others get a 401.
 
 **Models.** A simulator profile's name means that profile; a name containing "haiku" or "small"
 means sim-small; any other sim-large. So the kit's default planner (claude-opus-...) plans on
 sim-large and its executor (claude-haiku-...) runs on sim-small.
 
-**Faults**, written `KIND[:SECONDS]`, hit every `every`-th request (`fault=`, `every=`), or one
-request that carries the header `x-agentlab-fault` (which wins):
-
-    429     rate limited, with `retry-after: SECONDS` (default 1)
-    500     an internal server error (with `retry-after` only when SECONDS is given)
-    529     overloaded (the same)
-    broken  200 with an HTML page, as a captive portal or a proxy sends
-    shape   200 with JSON of the wrong shape (an OpenAI-style chat completion)
-    slow    wait SECONDS (default 2, at most 600), then answer as usual
-
-The SDK retries 429, 500 and 529 itself (`max_retries`), waiting what `retry-after` says: a
-header fault fails every try (the header goes out again with each), `every=2` lets a retry
-through. `counts` tallies "requests", "answered" (by the simulator), "faults", each status sent,
-and "connections" (over HTTP/1.1 a client sends request after request down one connection).
+**Faults**, written `KIND[:SECONDS]` (429, 500, 529, broken, shape, slow: the README's table says
+what each sends), hit every `every`-th request (`fault=`, `every=`), or one request that carries the
+header `x-agentlab-fault` (which wins). The SDK retries 429, 500 and 529 itself (`max_retries`),
+waiting what `retry-after` says: a header fault fails every try (the header goes out again with
+each), `every=2` lets a retry through. `counts` tallies "requests", "answered" (by the simulator),
+"faults", each status sent, and "connections" (a client sends request after request down one).
 """
 
 from __future__ import annotations
@@ -345,6 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.counts["connections"] += 1
 
     def handle_one_request(self) -> None:
+        if self.server._stopping.is_set():  # a stopped server reads nothing more, kept-alive or not
+            self.close_connection = True
+            return
         # a client trickling a byte at a time is cut off when its time is up (an idle one too)
         self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
         self.cut.daemon, self.late = True, False
@@ -366,6 +359,9 @@ class _Handler(BaseHTTPRequestHandler):
         super().finish()
 
     def do_POST(self) -> None:
+        if self.server._stopping.is_set():  # sent down a kept-alive connection as stop() ran: no answer
+            self.close_connection = True
+            return
         try:
             length = int(self.headers.get("content-length", ""))
         except ValueError:
