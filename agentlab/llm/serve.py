@@ -335,9 +335,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.counts["connections"] += 1
 
     def handle_one_request(self) -> None:
-        if self.server._stopping.is_set():  # a stopped server reads nothing more, kept-alive or not
-            self.close_connection = True
-            return
         # a client trickling a byte at a time is cut off when its time is up (an idle one too)
         self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
         self.cut.daemon, self.late = True, False
@@ -358,10 +355,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.server._open.discard(self.connection)
         super().finish()
 
-    def do_POST(self) -> None:
-        if self.server._stopping.is_set():  # sent down a kept-alive connection as stop() ran: no answer
+    def parse_request(self) -> bool:
+        if self.server._stopping.is_set():  # read as stop() ran (down a kept-alive connection): no answer
             self.close_connection = True
-            return
+            return False
+        return super().parse_request()
+
+    def do_POST(self) -> None:
         try:
             length = int(self.headers.get("content-length", ""))
         except ValueError:
