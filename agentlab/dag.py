@@ -37,9 +37,10 @@ def in_order(steps: Sequence[Step]) -> list[str]:
 
 def below(steps: Sequence[Step], step_id: str) -> set[str]:
     """The ids of every step that needs `step_id`, directly or through others."""
+    needs = {s.id: s.depends_on for s in steps}
     found = {step_id}
     for taken in in_order(steps):  # a step is below once one of its dependencies is
-        if found.intersection(next(s for s in steps if s.id == taken).depends_on):
+        if found.intersection(needs[taken]):
             found.add(taken)
     return found - {step_id}
 
