@@ -1,6 +1,14 @@
 """Code taken out of the solution and exercise notebooks, so the exercise tests run the
 real solutions (and the real stubs), never copies of them."""
 
+from __future__ import annotations
+
+import ast
+import functools
+import operator
+import re
+import symtable
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -87,3 +95,266 @@ def caught(capsys, exercise: str, answer, *lines: str) -> list[str]:
     for line in lines:
         assert any(f.startswith(line) for f in failed), f"no ✗ line starts with {line!r}: {failed}"
     return failed
+
+
+# --- The slice of a notebook its model backend can affect (tests/test_notebooks_claude.py) -------
+#
+# A cell is in the slice if it reaches a model, reads a name that a cell in the slice bound or
+# changed, or binds or changes a name that a later cell in the slice reads. Running only the
+# slice is sound for "no cell raises on this backend": a cell outside it reads nothing that came
+# from a model, so it runs the same code on the same values as on the simulator, where nbval
+# runs every cell and fails if one raises. Names are followed, not objects: state outside the
+# namespace (files, the environment, a module's attributes) and a value changed through a second
+# name are not seen. The notebooks keep their state in names, and a call on a module, function or
+# class (bound by import, def or class) is taken to change nothing; an imported NAME_IN_CAPS is a
+# value, like any other name.
+
+
+@dataclass(frozen=True)
+class Effects:
+    reads: frozenset[str] = frozenset()  # global names read before the code itself binds them
+    calls_on: frozenset[str] = frozenset()  # x in x.method(...): it may change x
+    stores_in: frozenset[str] = frozenset()  # x in x.a = ..., x[i] = ..., del x[i], x.a += ...
+
+    def __or__(self, other: Effects) -> Effects:
+        return Effects(
+            self.reads | other.reads, self.calls_on | other.calls_on, self.stores_in | other.stores_in
+        )
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What one top-level statement of a cell does to the notebook's names."""
+
+    line: int  # its first and last lines in the cell, from 1
+    end: int
+    binds: frozenset[str]  # anywhere in it, but not inside a function it defines
+    surely: frozenset[str]  # of those, whatever branch runs: the earlier value is gone
+    inert: frozenset[str]  # bound by import, def or class (an imported NAME_IN_CAPS aside)
+    now: Effects  # what running it does
+    later: dict[str, Effects]  # what calling a function it binds does, by name
+    opaque: bool  # it runs a magic, whose code is a string: it may read or bind any name
+
+
+def python_source(cell: str) -> str:
+    """A cell as Python: IPython's magics and ! lines turned into the calls IPython makes of them
+    (on the same lines)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell)
+
+
+def _root(node: ast.expr) -> str | None:
+    """`x` for x.a, x[i].b, x.m().c; None when the chain does not start from a name."""
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _changes(nodes: list[ast.AST]) -> Effects:
+    calls_on, stores_in = set(), set()
+    for node in (n for top in nodes for n in ast.walk(top)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            calls_on.add(_root(node.func.value))
+        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores_in.add(_root(node.value))
+    return Effects(frozenset(), frozenset(calls_on - {None}), frozenset(stores_in - {None}))
+
+
+def _function_effects(table: symtable.SymbolTable) -> Effects:
+    """The global names a function's (or class's) code reads, and those it assigns (`global x`)."""
+    symbols = table.get_symbols()
+    reads = {s.get_name() for s in symbols if s.is_referenced() and s.is_global()}
+    assigns = {s.get_name() for s in symbols if s.is_declared_global() and s.is_assigned()}
+    inner = [_function_effects(child) for child in table.get_children()]
+    return functools.reduce(operator.or_, inner, Effects(frozenset(reads), stores_in=frozenset(assigns)))
+
+
+COMPREHENSIONS = ("listcomp", "setcomp", "dictcomp", "genexpr")  # read in the flow below instead
+
+
+class _Flow:
+    """Which names a statement reads before it binds them, and which it binds, outside the
+    functions it defines: `for t in ts: r = f(t); g(r)` reads ts, f and g, not t or r."""
+
+    def __init__(self) -> None:
+        self.reads: set[str] = set()
+        self.binds: set[str] = set()
+
+    def expression(self, node: ast.AST | None, bound: set[str]) -> None:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load) and node.id not in bound:
+                self.reads.add(node.id)
+            elif not isinstance(node.ctx, ast.Load):
+                self.binds.add(node.id)
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = set(bound)
+            for generator in node.generators:
+                self.expression(generator.iter, inner)
+                inner |= {n.id for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+                for condition in generator.ifs:
+                    self.expression(condition, inner)
+            for part in (
+                getattr(node, "elt", None),
+                getattr(node, "key", None),
+                getattr(node, "value", None),
+            ):
+                self.expression(part, inner)
+        elif isinstance(node, ast.NamedExpr):
+            self.expression(node.value, bound)
+            self.binds.add(node.target.id)
+            bound.add(node.target.id)
+        elif isinstance(node, ast.Lambda):  # its body reads when called: see _function_effects
+            for default in (*node.args.defaults, *node.args.kw_defaults):
+                self.expression(default, bound)
+        elif node is not None:
+            for child in ast.iter_child_nodes(node):
+                self.expression(child, bound)
+
+    def block(self, statements: list[ast.stmt], bound: set[str]) -> None:
+        for statement in statements:
+            self.statement(statement, bound)
+
+    def statement(self, node: ast.stmt, bound: set[str]) -> None:
+        """`bound` gains what the statement binds whichever way it runs."""
+        targets = getattr(node, "targets", [getattr(node, "target", None)])
+        named = {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node, ast.AugAssign):
+                self.reads |= named - bound
+            self.expression(node.value, bound)
+            for target in targets:
+                self.expression(target, bound)
+            if node.value is not None:
+                bound |= named
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.expression(node.iter, bound)
+            self.expression(node.target, bound)
+            self.block(node.body, bound | named)
+            self.block(node.orelse, set(bound))
+        elif isinstance(node, (ast.If, ast.While)):
+            self.expression(node.test, bound)
+            self.block(node.body, set(bound))
+            self.block(node.orelse, set(bound))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = {alias.asname or alias.name.split(".")[0] for alias in node.names}
+            self.binds |= names
+            bound |= names
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            arguments = getattr(node, "args", None)
+            defaults = [*arguments.defaults, *arguments.kw_defaults] if arguments else []
+            for part in (*node.decorator_list, *defaults, *getattr(node, "bases", [])):
+                self.expression(part, bound)
+            self.binds.add(node.name)
+            bound.add(node.name)
+        else:  # any other statement: whatever it reads counts, and nothing it binds is sure
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.stmt):
+                    self.statement(child, set(bound))
+                else:
+                    self.expression(child, bound if isinstance(child, ast.expr) else set(bound))
+
+
+def _is_magic(node: ast.AST) -> bool:
+    """Whether `node` is get_ipython().run_line_magic(...) or run_cell_magic(...)."""
+    function = getattr(node, "func", None)
+    return (
+        getattr(function, "attr", "") in ("run_line_magic", "run_cell_magic")
+        and _root(function) == "get_ipython"
+    )
+
+
+def statements(cell: str) -> list[Statement]:
+    """What each top-level statement of a cell does to the notebook's names."""
+    source = python_source(cell)
+    tree, table = ast.parse(source), symtable.symtable(source, "cell", "exec")
+    tables = [t for t in table.get_children() if t.get_name() not in COMPREHENSIONS]
+    tables += [t for c in table.get_children() if c.get_name() in COMPREHENSIONS for t in c.get_children()]
+    found = []
+    for node in tree.body:
+        flow, bound = _Flow(), set()
+        flow.statement(node, bound)
+        mine = [t for t in tables if node.lineno <= t.get_lineno() <= node.end_lineno]
+        functions = functools.reduce(operator.or_, map(_function_effects, mine), Effects())
+        imports = bound if isinstance(node, (ast.Import, ast.ImportFrom)) else set()
+        inert = {name for name in imports if isinstance(node, ast.Import) or not name.isupper()}
+        now, later = Effects(frozenset(flow.reads)) | _changes([node]), {}
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inert.add(node.name)
+            later[node.name] = functions | _changes(node.body)
+            if isinstance(node, ast.ClassDef):  # a class's body runs here, its methods later
+                now |= functions
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(flow.binds) == 1:
+            later[next(iter(flow.binds))] = functions
+        else:  # its functions are called here, or stored in what it binds
+            now |= functions
+            later = {name: functions for name in flow.binds} if mine else {}
+        surely = frozenset(bound)
+        found.append(
+            Statement(
+                node.lineno,
+                node.end_lineno,
+                frozenset(flow.binds | surely),
+                surely,
+                frozenset(inert),
+                now,
+                later,
+                any(_is_magic(n) for n in ast.walk(node)),
+            )
+        )
+    return found
+
+
+def backend_slice(cells: list[str], reaches: re.Pattern[str]) -> list[int]:
+    """The indices of `cells` (code cells' sources, in order) in the slice the backend can affect,
+    starting from the statements on the lines `reaches` matches."""
+    units = [(i, s) for i, cell in enumerate(cells) for s in statements(cell)]
+    seeds = set()  # (cell, statement's first line); a cell magic is one statement on one line
+    for i, cell in enumerate(cells):
+        mine = [s for j, s in units if j == i]
+        for line in (cell.count("\n", 0, m.start()) + 1 for m in reaches.finditer(cell)):
+            seeds |= {(i, s.line) for s in mine if s.line <= line <= s.end or len(mine) == 1}
+    # what each statement reads and may change when it runs, the functions it calls included
+    later: dict[str, Effects] = {}
+    inert: set[str] = set()
+    reads, changes = [], []
+    for _, unit in units:
+        effects, seen = unit.now, set()
+        while called := (effects.reads & later.keys()) - seen:
+            seen |= called
+            effects = functools.reduce(operator.or_, (later[name] for name in called), effects)
+        inert = (inert - unit.binds) | unit.inert
+        reads.append(effects.reads)
+        changes.append((effects.calls_on - inert) | effects.stores_in)
+        for name in unit.binds:
+            mine = unit.later.get(name, Effects())
+            later[name] = mine if name in unit.surely else later.get(name, Effects()) | mine
+    # forward: the statements that reach a model, and every statement that reads what one left
+    tainted: set[str] = set()
+    kept, blind = set(), False  # blind: after a magic that may have read what a model left
+    for n, (i, unit) in enumerate(units):
+        if blind or (i, unit.line) in seeds or reads[n] & tainted or (unit.opaque and tainted):
+            kept.add(i)
+            tainted |= unit.binds | changes[n]
+            blind |= unit.opaque
+        else:
+            tainted -= unit.surely
+    # backward: the earlier cells that bind or change what a kept cell reads
+    todo = sorted(kept)
+    while todo:
+        j = todo.pop()
+        wanted, bound = set(), set()  # what cell j reads from before it
+        for n in (n for n, (i, _) in enumerate(units) if i == j):
+            wanted |= reads[n] - bound
+            bound |= units[n][1].surely
+            if units[n][1].opaque:  # it may read any name bound before it
+                wanted |= {name for m in range(n) for name in units[m][1].binds | changes[m]}
+        for n in range(len(units) - 1, -1, -1):
+            i, unit = units[n]
+            if i >= j:
+                continue
+            if (unit.binds | changes[n]) & wanted and i not in kept:
+                kept.add(i)
+                todo.append(i)
+            wanted -= unit.surely
+    return sorted(kept)

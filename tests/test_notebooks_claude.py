@@ -4,12 +4,17 @@ goes through the real `anthropic` SDK over real HTTP on 127.0.0.1.
 
 The backend is read in one place only: `agentlab.llm.backend` (`make_llm`, `choose_backend`,
 `describe_backend`), called by no module of the kit but the command line. So a notebook whose code
-calls `make_llm` runs top to bottom here; one that calls none of them, or only `describe_backend` to
-print its line, runs exactly what nbval already runs on the simulator, and is checked for that
-instead of being run a second time (the tests below say so, and fail if that stops being true).
+calls `make_llm` runs here; one that calls none of them, or only `describe_backend` to print its
+line, runs exactly what nbval already runs on the simulator, and is checked for that instead of
+being run a second time (the tests below say so, and fail if that stops being true).
 
-A notebook fails here if any cell raises; outputs are not compared (they differ from the
-simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM(...)` themselves
+For the same reason only the slice of a notebook that the backend can affect runs here
+(`backend_slice` in notebook_code.py, which says why that is sound): the cells that reach a model
+or read what one left, and the earlier cells they need. The others run exactly as on the
+simulator, where nbval runs them (in 07 and 09 only the last cell reaches a model).
+
+A notebook fails here if a cell of its slice raises; outputs are not compared (they differ from
+the simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM(...)` themselves
 stay on the simulator, so the server counts the calls that really went over HTTP, and the
 test for a notebook that calls `make_llm()` checks that some of its own did.
 
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import functools
 import os
 import re
 import subprocess
@@ -34,6 +40,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from notebook_code import backend_slice, code_cells
 
 from agentlab.llm import describe_backend
 from agentlab.llm.serve import start_server
@@ -42,6 +49,8 @@ KIT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((KIT / "notebooks").glob("*.ipynb"))
 # How code reaches the active backend: a call that builds a model, or the command line, which does.
 REACHES_A_MODEL = re.compile(r"\bmake_llm\(|\bchoose_backend\(|AnthropicLLM\(|^\s*!\s*agentlab\b", re.M)
+# Where a notebook's slice starts: those, and the line that names the backend.
+READS_THE_BACKEND = re.compile(rf"{REACHES_A_MODEL.pattern}|\bdescribe_backend\(", re.M)
 KERNELS = 2  # at once, as many as the cores the suite expects
 CELL_SECONDS = 120  # the longest any one cell may take
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
@@ -63,9 +72,9 @@ def claude_environment(url: str) -> dict[str, str]:
 
 
 def execute(paths: list[Path]) -> dict[str, tuple[str, int, float]]:
-    """Run notebooks one after another in one kernel against one server, each from an empty
-    namespace: by name, (the error, or "" if every cell ran; the model calls the server answered
-    for it; seconds taken). A kernel that dies is replaced for the notebooks after it."""
+    """Run the backend's slice of notebooks one after another in one kernel against one server,
+    each from an empty namespace: by name, (the error, or "" if every cell ran; the model calls the
+    server answered for it; seconds taken). A kernel that dies is replaced for the notebooks after it."""
     results: dict[str, tuple[str, int, float]] = {}
     with start_server() as server:
         client = NotebookClient(
@@ -89,12 +98,13 @@ def execute(paths: list[Path]) -> dict[str, tuple[str, int, float]]:
             started, answered = time.perf_counter(), server.counts["answered"]
             fresh = nbformat.v4.new_code_cell(f"%reset -f\n__import__('os').chdir({str(path.parent)!r})")
             notebook = nbformat.read(path, as_version=4)
+            in_order = [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
             client.reset_execution_trackers()
             try:
                 client.nb = nbformat.v4.new_notebook(cells=[fresh])
                 await client.async_execute_cell(fresh, 0)  # an empty namespace, in the notebook's folder
                 client.nb = notebook
-                for index, cell in enumerate(notebook.cells):
+                for index, cell in (in_order[n] for n in backend_cells(path)):
                     await client.async_execute_cell(cell, index)
                 error = ""
             except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
@@ -113,20 +123,32 @@ def reaches_a_model(path: Path) -> bool:
     return bool(REACHES_A_MODEL.search(code(path)))
 
 
+@functools.cache
+def backend_cells(path: Path) -> list[int]:
+    """Which of the notebook's code cells run here: the slice the backend can affect."""
+    return backend_slice(code_cells(path), READS_THE_BACKEND)
+
+
+def slice_length(path: Path) -> int:  # a rough guide to how long its slice runs
+    return sum(len(code_cells(path)[n]) for n in backend_cells(path))
+
+
 @pytest.fixture(scope="module")
 def executed() -> dict[str, tuple[str, int, float]]:
     reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
-    # shared out longest first, each to the kernel with the least so far (the length of a
-    # notebook's code is a rough guide to how long it runs), so that both finish together
+    # shared out longest first, each to the kernel with the least so far, so both finish together
     shares: list[list[Path]] = [[] for _ in range(KERNELS)]
-    for path in sorted(reaching, key=lambda p: len(code(p)), reverse=True):
-        min(shares, key=lambda share: sum(len(code(p)) for p in share)).append(path)
+    for path in sorted(reaching, key=slice_length, reverse=True):
+        min(shares, key=lambda share: sum(map(slice_length, share))).append(path)
     results = {}
     with futures.ThreadPoolExecutor(KERNELS) as pool:
         for done in pool.map(execute, [share for share in shares if share]):
             results.update(done)
     for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
-        print(f"{name:<40} {'ERROR' if error else 'ok':<6} {calls:>5} calls over HTTP  {seconds:5.1f} s")
+        path = KIT / "notebooks" / name
+        cells = f"{len(backend_cells(path))}/{len(code_cells(path))} cells"
+        state = "ERROR" if error else "ok"
+        print(f"{name:<32} {state:<5} {cells:>10} {calls:>4} calls over HTTP {seconds:5.1f} s")
     return results
 
 
@@ -184,8 +206,6 @@ def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_wor
     times and the calls' latencies differ between runs; outputs and usage must not."""
     import contextlib
     import io
-
-    from notebook_code import code_cells
 
     from agentlab.llm import make_llm
 
