@@ -8,6 +8,7 @@ import functools
 import operator
 import re
 import symtable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,13 +152,30 @@ def _root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
-def _changes(nodes: list[ast.AST]) -> Effects:
+COMPREHENSIONS = ("listcomp", "setcomp", "dictcomp", "genexpr")  # read in the flow below instead
+SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _nodes(node: ast.AST, inside: bool = False) -> Iterator[tuple[ast.AST, bool]]:
+    """Every node under `node`, with whether it is in the body of a function (it runs when called)."""
+    yield node, inside
+    body = (
+        node.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        else [getattr(node, "body", None)]
+    )
+    for child in ast.iter_child_nodes(node):
+        yield from _nodes(child, inside or (isinstance(node, SCOPES) and any(child is b for b in body)))
+
+
+def _changes(node: ast.stmt, inside: bool) -> Effects:
+    """The names whose values `node` may change in place, outside its functions or inside them."""
     calls_on, stores_in = set(), set()
-    for node in (n for top in nodes for n in ast.walk(top)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            calls_on.add(_root(node.func.value))
-        elif isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores_in.add(_root(node.value))
+    for n in (n for n, where in _nodes(node) if where == inside):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            calls_on.add(_root(n.func.value))
+        elif isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            stores_in.add(_root(n.value))
     return Effects(frozenset(), frozenset(calls_on - {None}), frozenset(stores_in - {None}))
 
 
@@ -168,9 +186,6 @@ def _function_effects(table: symtable.SymbolTable) -> Effects:
     assigns = {s.get_name() for s in symbols if s.is_declared_global() and s.is_assigned()}
     inner = [_function_effects(child) for child in table.get_children()]
     return functools.reduce(operator.or_, inner, Effects(frozenset(reads), stores_in=frozenset(assigns)))
-
-
-COMPREHENSIONS = ("listcomp", "setcomp", "dictcomp", "genexpr")  # read in the flow below instead
 
 
 class _Flow:
@@ -278,10 +293,15 @@ def statements(cell: str) -> list[Statement]:
         functions = functools.reduce(operator.or_, map(_function_effects, mine), Effects())
         imports = bound if isinstance(node, (ast.Import, ast.ImportFrom)) else set()
         inert = {name for name in imports if isinstance(node, ast.Import) or not name.isupper()}
-        now, later = Effects(frozenset(flow.reads)) | _changes([node]), {}
+        # inside a function, only a global name's value can be changed for the cells after
+        inside = _changes(node, inside=True)
+        functions |= Effects(
+            calls_on=inside.calls_on & functions.reads, stores_in=inside.stores_in & functions.reads
+        )
+        now, later = Effects(frozenset(flow.reads)) | _changes(node, inside=False), {}
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             inert.add(node.name)
-            later[node.name] = functions | _changes(node.body)
+            later[node.name] = functions
             if isinstance(node, ast.ClassDef):  # a class's body runs here, its methods later
                 now |= functions
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(flow.binds) == 1:

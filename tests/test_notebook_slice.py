@@ -45,6 +45,14 @@ def test_a_cell_that_changes_in_place_a_value_a_kept_cell_reads_is_kept():
         "print(world.sample_tasks()[0])",  # 3: a call on a module changes nothing
         "make_llm().complete(' '.join(notes) + str(settings) + world.ARCHIPELAGO)",  # 4
     ) == [0, 1, 2, 4]
+    assert kept(
+        "from agentlab.llm import make_llm\nitems = []",  # 0
+        "def keep(x):\n    items.append(x)",  # 1: changes the global items when called
+        "def mine(items):\n    items.append(0)\n    return items",  # 2: changes its own
+        "keep(1)",  # 3: changes what 5 reads
+        "mine([2])",  # 4
+        "make_llm().complete(str(items))",  # 5
+    ) == [0, 1, 3, 5]
 
 
 def test_a_function_defined_before_the_model_reads_it_when_called():
