@@ -101,7 +101,8 @@ def caught(capsys, exercise: str, answer, *lines: str) -> list[str]:
 # --- The slice of a notebook its model backend can affect (tests/test_notebooks_claude.py) -------
 #
 # A cell is in the slice if it reaches a model, reads a name that a cell in the slice bound or
-# changed, or binds or changes a name that a later cell in the slice reads. Running only the
+# changed, or binds or changes a name that a later cell in the slice reads (x.method(...),
+# x.a = ..., x[i] = ...: a call of a function that does so to a global x counts). Running only the
 # slice is sound for "no cell raises on this backend": a cell outside it reads nothing that came
 # from a model, so it runs the same code on the same values as on the simulator, where nbval
 # runs every cell and fails if one raises. Names are followed, not objects: state outside the
@@ -159,13 +160,10 @@ SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 def _nodes(node: ast.AST, inside: bool = False) -> Iterator[tuple[ast.AST, bool]]:
     """Every node under `node`, with whether it is in the body of a function (it runs when called)."""
     yield node, inside
-    body = (
-        node.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        else [getattr(node, "body", None)]
-    )
+    body = node.body if isinstance(node, SCOPES) else []
+    body = body if isinstance(body, list) else [body]  # a lambda's body is one expression
     for child in ast.iter_child_nodes(node):
-        yield from _nodes(child, inside or (isinstance(node, SCOPES) and any(child is b for b in body)))
+        yield from _nodes(child, inside or any(child is b for b in body))
 
 
 def _changes(node: ast.stmt, inside: bool) -> Effects:
