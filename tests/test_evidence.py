@@ -1,11 +1,13 @@
 """The paired comparison, the tasks a difference needs and the seed sweep (agentlab.evidence), checked
-against values worked out by hand and against scipy's exact binomial test."""
+against values worked out by hand and against scipy's exact binomial test.
+
+scipy.stats is imported by the tests that use it: it takes a second to import, and under xdist every
+worker imports every test module while collecting, whether or not it runs this file."""
 
 import math
 from itertools import product
 
 import pytest
-from scipy.stats import binom, binomtest
 
 from agentlab import world
 from agentlab.compare import Setup, compare
@@ -41,6 +43,8 @@ def test_sign_test_by_hand():
 
 
 def test_sign_test_agrees_with_scipy():
+    from scipy.stats import binomtest
+
     for wins, losses in [*product(range(0, 31, 3), range(1, 31, 4)), (600, 540)]:
         want = binomtest(wins, wins + losses, 0.5).pvalue
         assert sign_test(wins, losses) == pytest.approx(want, rel=1e-9, abs=1e-15), (wins, losses)
@@ -77,6 +81,8 @@ def test_the_verdict_names_the_better_setup_when_the_test_says_so():
 
 
 def test_clopper_pearson_agrees_with_scipy():
+    from scipy.stats import binomtest
+
     for k, m in [(0, 5), (5, 5), (14, 19), (1, 2), (40, 100), (333, 1000)]:
         want = binomtest(k, m).proportion_ci(0.95, method="exact")
         low, high = clopper_pearson(k, m)
@@ -84,6 +90,8 @@ def test_clopper_pearson_agrees_with_scipy():
 
 
 def test_the_difference_interval_by_hand():
+    from scipy.stats import binomtest
+
     # 14 of 19 disagreements go A's way: the share's exact interval (p_L, p_U) becomes a difference
     # of (2 p - 1) * 19 / 80 at each end
     a, b = _results(both=49, only_a=14, only_b=5, neither=12)
@@ -163,6 +171,8 @@ def test_power_by_hand():
 
 
 def test_power_agrees_with_scipy_summed_case_by_case():
+    from scipy.stats import binom, binomtest
+
     tasks, difference, discordance = 40, 0.15, 0.35
     toward_a = (discordance + difference) / (2 * discordance)
     want = 0.0
