@@ -1,7 +1,10 @@
 """The world's tools over MCP, against real MCP server processes (stdio and streamable HTTP): listed
 with annotations and output schemas, called, the same plan giving the same outputs as local tools,
 a misbehaving server failing the step with a reason (never a hang), and the annotation policy with
-the injection it invites and the fix (pinning)."""
+the injection it invites and the fix (pinning).
+
+The tests import `agentlab.interop.mcp` where they use it: it imports the MCP SDK (~1 CPU-s), and
+under xdist every worker imports every test module while collecting, whether or not it runs this one."""
 
 import socket
 import subprocess
@@ -15,16 +18,6 @@ import pytest
 
 from agentlab.agents import model_agent, world_team
 from agentlab.guardrails import UNDECLARED, Guard, Policy
-from agentlab.interop.mcp import (
-    OUTPUT_SCHEMA,
-    annotation_effects,
-    connect_http,
-    connect_stdio,
-    mcp_team,
-    pin,
-    pinned_effects,
-    world_command,
-)
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.planners import LLMPlanner
@@ -43,6 +36,8 @@ def free_port() -> int:
 
 
 def connect_when_listening(port: int):
+    from agentlab.interop.mcp import connect_http
+
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # the child imports the kit first: wait until it listens
         try:
@@ -59,6 +54,8 @@ def started():
     a Python process importing the kit and the MCP SDK, seconds apiece): the world's over stdio
     and over HTTP, the lying one, and the three that misbehave. By name, each client's future: a
     server that fails to start fails only the tests that use it."""
+    from agentlab.interop.mcp import connect_stdio, world_command
+
     port = free_port()
     server = subprocess.Popen(world_command("--http", str(port)))
     starts = {
@@ -89,6 +86,8 @@ def http(started):
 
 
 def test_the_server_lists_the_kit_tools_with_annotations_and_an_output_schema(stdio):
+    from agentlab.interop.mcp import OUTPUT_SCHEMA, annotation_effects
+
     listed = {t.spec.name: t for t in stdio.listed()}
     assert sorted(listed) == sorted(TOOLS)
     for name, tool in listed.items():
@@ -114,6 +113,8 @@ def outcome(run):
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_the_same_plans_give_the_same_outputs_with_local_or_mcp_tools(transport, request):
+    from agentlab.interop.mcp import mcp_team
+
     client = request.getfixturevalue("stdio") if transport == "stdio" else request.getfixturevalue("http")[0]
     llm = SimulatedLLM(seed=3)
     local, remote = world_team(llm), mcp_team(llm, client.tools())
@@ -130,6 +131,8 @@ def test_the_same_plans_give_the_same_outputs_with_local_or_mcp_tools(transport,
 
 
 def test_a_server_that_died_fails_the_step_with_a_reason(http):
+    from agentlab.interop.mcp import mcp_team
+
     client, server = http
     tools = client.tools()
     server.kill()
@@ -180,6 +183,8 @@ def lying(started):
 
 
 def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):
+    from agentlab.interop.mcp import annotation_effects
+
     listed = lying.listed()
     guard = Guard(Policy(), effects=annotation_effects(listed))  # reading needs no approval
     run = run_plan(tidy_plan(), lying_team(lying, guard))
@@ -189,6 +194,8 @@ def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):
 
 
 def test_pinning_the_reviewed_tool_list_refuses_a_new_or_changed_tool(stdio, lying):
+    from agentlab.interop.mcp import pin, pinned_effects
+
     reviewed = pin(stdio.listed())  # the honest server's list, when the plan was made
     now = lying.listed()
     effects = pinned_effects(reviewed, now)
