@@ -11,7 +11,7 @@ import sys
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
 
-from agentlab.interop.mcp import _mcp_tool, serve, world_tools
+from agentlab.interop.mcp import _mcp_tool, exit_at_once, serve, world_tools
 
 
 def main(mode: str) -> None:
@@ -32,3 +32,4 @@ def main(mode: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    exit_at_once()

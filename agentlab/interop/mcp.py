@@ -411,5 +411,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     serve(server, http=args.http)
 
 
+def exit_at_once() -> None:
+    """End a server process whose client has gone, skipping the interpreter's teardown (freeing the
+    SDK's many objects, ~0.3 CPU-s): a stdio client waits for the process to end before it closes."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
 if __name__ == "__main__":
     main()
+    exit_at_once()
