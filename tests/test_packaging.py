@@ -150,6 +150,9 @@ def test_import_agentlab_needs_none_of_the_optional_extras():
     assert "pip install 'agentlab[mcp]'" in done.stdout
 
 
+NBGRADER_EXTENSIONS = ("formgrader", "validate_assignment", "assignment_list", "course_list")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -187,6 +190,11 @@ def test_make_lab_starts_jupyterlab_on_the_course_with_the_kits_commands_at_hand
         "--ServerApp.disable_check_xsrf=True"  # so that this test can open a terminal with a plain POST
     )
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path))
+    # A learner's lab has no nbgrader (`make lab` installs the kit without it); this .venv has it for
+    # the tests, and its four server extensions (~1.2 CPU-s to import) stay off, as in a learner's lab.
+    nbgrader = [f"nbgrader.server_extensions.{name}" for name in NBGRADER_EXTENSIONS]
+    config = {"ServerApp": {"jpserver_extensions": dict.fromkeys(nbgrader, False)}}
+    (tmp_path / "jupyter_server_config.json").write_text(json.dumps(config))
     log = tmp_path / "lab.log"
     with log.open("w") as out:
         lab = subprocess.Popen(
