@@ -18,11 +18,11 @@ the simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM
 stay on the simulator, so the server counts the calls that really went over HTTP, and the
 test for a notebook that calls `make_llm()` checks that some of its own did.
 
-To keep the suite's time down, two kernels run side by side, each with its own server and its
-share of the notebooks one after another; each notebook starts from an empty namespace
-(`%reset -f`), as in a fresh kernel but without importing the SDK again (about 3 CPU-seconds
-a kernel). No notebook sets a module's attributes or the environment, and nbval runs each in a
-kernel of its own.
+To keep the suite's time down, one kernel runs the notebooks one after another against one
+server; each notebook starts from an empty namespace (`%reset -f`), as in a fresh kernel but
+without importing the SDK again (about 3 CPU-seconds a kernel). No notebook sets a module's
+attributes or the environment, and nbval runs each in a kernel of its own. (Two kernels side by
+side, with the slices this short, cost ~4 CPU-s more and did not finish sooner on a busy machine.)
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ import os
 import re
 import subprocess
 import time
-from concurrent import futures
 from pathlib import Path
 
 import nbformat
@@ -51,7 +50,6 @@ NOTEBOOKS = sorted((KIT / "notebooks").glob("*.ipynb"))
 REACHES_A_MODEL = re.compile(r"\bmake_llm\(|\bchoose_backend\(|AnthropicLLM\(|^\s*!\s*agentlab\b", re.M)
 # Where a notebook's slice starts: those, and the line that names the backend.
 READS_THE_BACKEND = re.compile(rf"{REACHES_A_MODEL.pattern}|\bdescribe_backend\(", re.M)
-KERNELS = 2  # at once, as many as the cores the suite expects
 CELL_SECONDS = 120  # the longest any one cell may take
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
 
@@ -129,21 +127,10 @@ def backend_cells(path: Path) -> list[int]:
     return backend_slice(code_cells(path), READS_THE_BACKEND)
 
 
-def slice_length(path: Path) -> int:  # a rough guide to how long its slice runs
-    return sum(len(code_cells(path)[n]) for n in backend_cells(path))
-
-
 @pytest.fixture(scope="module")
 def executed() -> dict[str, tuple[str, int, float]]:
     reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
-    # shared out longest first, each to the kernel with the least so far, so both finish together
-    shares: list[list[Path]] = [[] for _ in range(KERNELS)]
-    for path in sorted(reaching, key=slice_length, reverse=True):
-        min(shares, key=lambda share: sum(map(slice_length, share))).append(path)
-    results = {}
-    with futures.ThreadPoolExecutor(KERNELS) as pool:
-        for done in pool.map(execute, [share for share in shares if share]):
-            results.update(done)
+    results = execute(reaching)
     for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
         path = KIT / "notebooks" / name
         cells = f"{len(backend_cells(path))}/{len(code_cells(path))} cells"
