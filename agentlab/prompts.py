@@ -13,6 +13,7 @@ writer writes, and that no other module spells a phrase out.)
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -114,11 +115,16 @@ _TEAM_LINE = re.compile(r"^- ([\w-]+): .*?(?:\(tools: ([^)]*)\))?\s*$", re.MULTI
 
 def read_team(system: str) -> dict[str, tuple[str, ...]]:
     """role -> the tools it may use, for every team line in a system prompt."""
+    return dict(_team(system))  # a dict of its own: the caller may change it, never the one kept
+
+
+@functools.lru_cache(maxsize=256)  # the simulator reads the same system prompt at every request
+def _team(system: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     team = {}
     for m in _TEAM_LINE.finditer(system):
         names = (t.strip() for t in (m.group(2) or "").split(","))
         team[m.group(1)] = tuple(t for t in names if t and t != _NO_TOOLS)
-    return team
+    return tuple(team.items())
 
 
 # What a manager's planner reads about the role a sub-team plays (`hierarchy.LEAD`): the part to
@@ -133,6 +139,7 @@ _LEAD_LINE = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # read at every planning request, from the same few system prompts
 def read_lead(system: str) -> tuple[str, int] | None:
     """(the role that leads sub-teams, the most parts allowed), from its team line; None if none does."""
     match = _LEAD_LINE.search(system)
@@ -154,8 +161,14 @@ def step_request(instruction: str, context: Mapping[str, str]) -> str:
 
 def read_step_request(request: str) -> tuple[str, list[str]]:
     """The instruction of an executor's request and the inputs it was handed, in order."""
+    instruction, inputs = _step_request(request)
+    return instruction, list(inputs)  # a list of its own: the caller may change it
+
+
+@functools.lru_cache(maxsize=4096)  # every turn of an agent's loop hands the simulator the same request
+def _step_request(request: str) -> tuple[str, tuple[str, ...]]:
     instruction, _, inputs = request.partition(INPUTS_HEADING)
-    return instruction, [text for _, text in _read_items(inputs)]
+    return instruction, tuple(text for _, text in _read_items(inputs))
 
 
 # --- the report step: the plan's last step hands the answer over -------------------------------
@@ -213,6 +226,7 @@ TOGETHER = "When several facts do not depend on each other, ask for them togethe
 _ONE_AT_A_TIME = re.compile(r"\b" + _ONE_TOOL.replace(" at ", " (?:call )?at ") + r"\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)  # asked at every turn of a loop, of the same few system prompts
 def asks_one_at_a_time(system: str) -> bool:
     """Is the agent told to call one tool (or one tool call) at a time, as a classic ReAct agent is?"""
     return bool(_ONE_AT_A_TIME.search(system))

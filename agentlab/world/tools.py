@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import operator
 import re
@@ -45,16 +46,22 @@ def find_entity(name: str) -> Entity:
     entity = _BY_KEY.get(name_key(name))
     if entity is not None:
         return entity
-    close = difflib.get_close_matches(name_key(name), list(_BY_KEY), n=1, cutoff=0.6)
-    hint = did_you_mean(_BY_KEY[close[0]].name) if close else "use search to find the right name."
+    close = _closest_name(name_key(name))
+    hint = did_you_mean(close) if close else "use search to find the right name."
     raise ToolError(f"{NO_ENTITY} named {name!r} in {ARCHIPELAGO}; {hint}")
+
+
+@functools.lru_cache(maxsize=1024)  # difflib compares with every name (~1 ms); wrong names recur
+def _closest_name(key: str) -> str | None:
+    close = difflib.get_close_matches(key, list(_BY_KEY), n=1, cutoff=0.6)
+    return _BY_KEY[close[0]].name if close else None
 
 
 def lookup(entity: str, attribute: str) -> str:
     """One fact: the value of `attribute` for `entity`, as text (a number or a name)."""
-    found = find_entity(entity)
+    found, wanted = find_entity(entity), name_key(attribute)
     for label, value in found.attributes.items():
-        if name_key(label) == name_key(attribute):
+        if name_key(label) == wanted:
             return str(value)
     labels = list(found.attributes)
     close = difflib.get_close_matches(name_key(attribute), labels, n=1, cutoff=0.6)
