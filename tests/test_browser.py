@@ -111,6 +111,7 @@ def lab_server(tmp_path_factory):
         f"--LabApp.user_settings_dir={settings}",
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",  # the PyPI one starts node at every start to ask yarn
     ]
     env = {
         **os.environ,
@@ -196,16 +197,24 @@ def quiet(settings: Path) -> None:
 
 
 def as_a_learner_has_it(config: Path) -> None:
-    """No nbgrader in this lab: the test venv has it (the [nbgrader] extra) but a learner's `make lab`
-    does not, and its server extension alone takes seconds to import at every start."""
-    shipped = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d" / "nbgrader.json"
-    names = json.loads(shipped.read_text())["ServerApp"]["jpserver_extensions"] if shipped.exists() else {}
+    """No nbgrader in this lab, nor Notebook 7 (which only nbgrader requires): the test venv has them
+    (the [nbgrader] extra) but a learner's `make lab` does not, and nbgrader's server extension alone
+    takes seconds to import at every start. No build check either: it runs node to say the prebuilt
+    front end is up to date."""
+    shipped = Path(sys.prefix) / "etc" / "jupyter" / "jupyter_server_config.d"
+    names = [
+        name
+        for extra in ("nbgrader.json", "notebook.json")
+        if (shipped / extra).exists()
+        for name in json.loads((shipped / extra).read_text())["ServerApp"]["jpserver_extensions"]
+    ]
     (config / "labconfig").mkdir(parents=True)
     (config / "jupyter_server_config.json").write_text(
         json.dumps({"ServerApp": {"jpserver_extensions": {name: False for name in names}}})
     )
+    off = {"@jupyter/nbgrader": True, "@jupyter-notebook/lab-extension": True}
     (config / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyter/nbgrader": True}})
+        json.dumps({"disabledExtensions": off, "buildCheck": False, "buildAvailable": False})
     )
 
 
