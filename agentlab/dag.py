@@ -1,4 +1,5 @@
-"""A plan as a graph: the order its steps can run in, and the cycle that stops a plan from running.
+"""A plan as a graph: the order its steps can run in, what a step needs and what needs it, and
+the cycle that stops a plan from running.
 
 Plain Python, no networkx: these run in every kernel, sandbox and Dask worker, and importing
 networkx costs each of them 0.4 s. `Plan.to_networkx()` is there for drawing and exploring.
@@ -43,6 +44,18 @@ def below(steps: Sequence[Step], step_id: str) -> set[str]:
         if found.intersection(needs[taken]):
             found.add(taken)
     return found - {step_id}
+
+
+def above(steps: Sequence[Step], step_id: str) -> set[str]:
+    """The ids of every step that `step_id` needs, directly or through others."""
+    needs = {s.id: s.depends_on for s in steps}
+    found, todo = set(), [step_id]
+    while todo:
+        for d in needs[todo.pop()]:
+            if d not in found:
+                found.add(d)
+                todo.append(d)
+    return found
 
 
 def cycle(steps: Sequence[Step]) -> list[str]:

@@ -21,10 +21,10 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-import networkx as nx
 import numpy as np
 
 from agentlab.agents import world_team
+from agentlab.dag import above
 from agentlab.llm.simulated import SimulatedLLM
 from agentlab.plan import Plan, Step
 from agentlab.run import run_plan
@@ -242,7 +242,7 @@ def simulate_plan(
     if correlation > 0 and len(set(probs)) > 1:
         raise ValueError("correlated failures need one success probability shared by every step")
     final = plan.final_step.id
-    upstream = nx.ancestors(plan.to_networkx(), final) | {final}
+    upstream = above(plan.steps, final) | {final}
     needed = [i for i, step in enumerate(plan) if step.id in upstream]  # the deliverable's columns
     each = np.array(probs) if correlation == 0 else probs[0]
     rng = np.random.default_rng(seed)

@@ -16,7 +16,6 @@ import zlib
 from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
-import networkx as nx
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
@@ -56,9 +55,8 @@ def role_colour(role: str) -> str:
 def layers(plan: Plan) -> dict[str, int]:
     """Each step's column: 0 for a step with no dependencies, else one more than its deepest dependency."""
     depth: dict[str, int] = {}
-    depends_on = {s.id: s.depends_on for s in plan}
-    for step_id in nx.topological_sort(plan.to_networkx()):
-        depth[step_id] = 1 + max((depth[d] for d in depends_on[step_id]), default=-1)
+    for step in plan.topological_order():
+        depth[step.id] = 1 + max((depth[d] for d in step.depends_on), default=-1)
     return depth
 
 
@@ -106,6 +104,8 @@ def draw_plan(
         depth = list(layers(plan).values())
         columns, tallest = max(depth) + 1, max(depth.count(d) for d in depth)
         _, ax = plt.subplots(figsize=(min(2 + 1.8 * columns, 14), min(1.5 + 0.8 * tallest, 9)))
+    import networkx as nx  # only to draw: a kernel that never draws a plan is spared its 0.4 s import
+
     graph = plan.to_networkx()
     pos = layout(plan)
 

@@ -11,6 +11,7 @@ import jsonschema
 import networkx as nx
 import pytest
 
+from agentlab.dag import above
 from agentlab.plan import (
     Plan,
     PlanError,
@@ -585,6 +586,7 @@ def test_kahns_order_is_networkx_order_with_ties_to_the_step_written_first():
         for s in steps:
             below = nx.descendants(graph, s.id)
             assert [d.id for d in plan.dependants(s.id)] == [i for i in plan.ids if i in below]
+            assert above(steps, s.id) == nx.ancestors(graph, s.id)
 
 
 def test_a_cycle_leaves_its_steps_out_of_kahns_order():
@@ -594,6 +596,7 @@ def test_a_cycle_leaves_its_steps_out_of_kahns_order():
 
 def test_importing_the_kit_leaves_networkx_for_when_a_graph_is_drawn():
     # networkx costs 0.4 s in every kernel, sandbox and Dask worker that imports agentlab
-    code = "import sys, agentlab, agentlab.plan, agentlab.run; print('networkx' in sys.modules)"
+    # (notebook 06's experiments and explorer draw no graph: they do without it too)
+    code = "import sys, agentlab.plan, agentlab.run, agentlab.widgets; print('networkx' in sys.modules)"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "False"
