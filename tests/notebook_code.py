@@ -1,5 +1,6 @@
 """Code taken out of the solution and exercise notebooks, so the exercise tests run the
-real solutions (and the real stubs), never copies of them."""
+real solutions (and the real stubs), never copies of them; and, at the end, the slice of a
+course notebook that its model backend can affect (for tests/test_notebooks_claude.py)."""
 
 from __future__ import annotations
 
