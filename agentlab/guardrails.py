@@ -29,15 +29,16 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
-
-import ipywidgets as widgets
+from typing import TYPE_CHECKING, Any
 
 from agentlab.agents import Agent, ToolFunction, model_agent
 from agentlab.llm.base import LLM, Completion
 from agentlab.plan import Step
 from agentlab.world import TOOLS
 from agentlab.world.injection import EFFECTS, SIDE_EFFECT_TOOLS
+
+if TYPE_CHECKING:  # imported where a panel is built: a grader or an MCP server needs no widgets
+    import ipywidgets as widgets
 
 UNDECLARED = "undeclared"  # the effect of a tool that did not declare its effects
 KIT_TOOLS = TOOLS | SIDE_EFFECT_TOOLS  # the specs that the kit's declared effects (EFFECTS) are for
@@ -342,6 +343,8 @@ class ApprovalPanel:
     """
 
     def __init__(self):
+        import ipywidgets as widgets
+
         self.decisions: dict[str, bool] = {}
         self.rows: list[ApprovalRow] = []
         self.widget = widgets.VBox([widgets.HTML("<b>Approvals</b>: no requests yet.")])
@@ -368,6 +371,8 @@ class ApprovalPanel:
         return [row.request for row in self.rows if _key(row.request) not in self.decisions]
 
     def _add(self, request: Request) -> None:
+        import ipywidgets as widgets
+
         label = widgets.HTML(_label(request, "waiting"))
         approve = widgets.Button(description="Approve", button_style="success")
         deny = widgets.Button(description="Deny", button_style="danger")

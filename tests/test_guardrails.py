@@ -1,6 +1,9 @@
 """Permissions and approvals: declared effects, the policy's decision, the approval callback,
 and the promise a learner relies on most: a denied action never runs."""
 
+import subprocess
+import sys
+
 import pytest
 
 from agentlab import world
@@ -354,3 +357,10 @@ def test_a_tool_listed_under_another_name_is_a_clear_error():
     roles = {"researcher": ("looks things up", ("lookup",), "You look things up.")}
     with pytest.raises(ValueError, match="each tool must be listed under its own name: 'lookup' is 'fire'"):
         guarded_team(SimulatedLLM(), Guard(), roles, {"lookup": fire})
+
+
+def test_an_mcp_server_or_a_grader_imports_the_guardrails_without_ipywidgets():
+    # ipywidgets costs 0.6 s a process; only the approval panel needs it
+    code = "import sys, agentlab.guardrails, agentlab.interop.mcp; print('ipywidgets' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

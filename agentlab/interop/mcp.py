@@ -39,6 +39,7 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.lowlevel.server import Server  # noqa: E402
 
 from agentlab.agents import WORLD_ROLES, Agent, ToolFunction, model_agent  # noqa: E402
+from agentlab.guardrails import UNDECLARED  # noqa: E402
 from agentlab.llm.base import LLM, Tool  # noqa: E402
 from agentlab.world import FUNCTIONS, TOOLS  # noqa: E402
 from agentlab.world.tools import ToolError  # noqa: E402
@@ -324,8 +325,6 @@ def annotation_effects(listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
     """The guard's declared effects from MCP annotations: a read-only tool has none; any other
     "write"s, or "delete"s if destructive (MCP's default when not read-only), and "send"s too if it
     reaches an open world (also MCP's default). A tool without annotations is undeclared."""
-    from agentlab.guardrails import UNDECLARED  # here: it imports ipywidgets, 0.6 s a server process
-
     effects = {}
     for tool in listed:
         hints = tool.annotations
@@ -366,8 +365,6 @@ def pin(listed: Sequence[Listed]) -> Pin:
 def pinned_effects(pinned: Pin, listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
     """Declared effects for the tools a server lists now: the pinned ones as pinned; any tool
     that is new or changed is undeclared, so a policy never trusts what it claims now."""
-    from agentlab.guardrails import UNDECLARED
-
     changed = pinned.changed(listed)
     return {t.spec.name: (UNDECLARED,) if t.spec.name in changed else tuple(pinned.effects[t.spec.name])
             for t in listed}
