@@ -20,9 +20,9 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
-# `make test` hands whole files to two workers (--dist loadfile), in the order collected. Files
+# `make test` hands whole files to its workers (--dist loadfile), in the order collected. Files
 # that take longest go first, so that no long file starts last and runs on alone while the other
-# worker idles. Measured worker-seconds decide the order (`pytest --durations=0`); a file not named
+# workers idle. Measured worker-seconds decide the order (`pytest --durations=0`); a file not named
 # here keeps its place after them, so a stale list costs a little time, never a test.
 LONGEST_FIRST = (
     "tests/test_notebooks_claude.py",
