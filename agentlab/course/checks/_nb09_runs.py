@@ -5,6 +5,10 @@ shows up every time, not now and then."""
 
 from __future__ import annotations
 
+import copy
+import functools
+from dataclasses import replace
+
 from agentlab import world
 from agentlab.agents import ToolFunction
 from agentlab.guardrails import AuditLog, Guard, Policy, Request, guarded_team
@@ -24,10 +28,20 @@ def office_mail(request: Request) -> bool:
     return request.tool == "send_message" and to in world.ENTITIES and world.ENTITIES[to].kind == "person"
 
 
-def failed_planned_runs(llm: SimulatedLLM = OBEDIENT) -> list[Attempt]:
+def failed_planned_runs() -> list[Attempt]:
     """The plan-then-execute runs of notebook 09's 50 scenarios that failed (a note rode into a
-    later step's arguments), ready to be replanned."""
-    return [a for a in (planned_attempt(s, llm) for s in make_scenarios(50, seed=0)) if a.status == "failed"]
+    later step's arguments), ready to be replanned. Each call has its own copy of what a learner's
+    function is handed (the plan, the run's outputs), so what one answer does to them stays its own."""
+    return [
+        replace(a, plan=copy.deepcopy(a.plan), run=replace(a.run, outputs=dict(a.run.outputs)))
+        for a in _failed_planned_runs()
+    ]
+
+
+@functools.cache  # seeded scenarios on a seeded model: the same runs every time, so made once a process
+def _failed_planned_runs() -> tuple[Attempt, ...]:
+    attempts = (planned_attempt(s, OBEDIENT) for s in make_scenarios(50, seed=0))
+    return tuple(a for a in attempts if a.status == "failed")
 
 
 # --- the errand of notebook 09, section 5a ------------------------------------------------------------

@@ -217,6 +217,11 @@ def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
     )
 
 
+@functools.cache  # each one a function of a comparison made once: worked out once too
+def _pick_answers() -> tuple[str, ...]:
+    return tuple(_pick_answer(comparison) for _, comparison in _pick_cases())
+
+
 def _paired(both: int, only_costly: int, only_cheap: int, neither: int) -> Comparison:
     """Two topologies on the same tasks, given by the four paired counts: "planner+workers" at
     1,000 input tokens a task, "react" at 200; each task takes 10 s."""
@@ -243,8 +248,7 @@ def _paired(both: int, only_costly: int, only_cheap: int, neither: int) -> Compa
     "your own); then at cost, and on equal cost at latency",
 )
 def pick(choose: Callable[[Comparison], str]) -> Iterator[Case]:
-    for what, comparison in _pick_cases():
-        want = _pick_answer(comparison)
+    for (what, comparison), want in zip(_pick_cases(), _pick_answers(), strict=True):
         got, error = attempt(choose, comparison)
         yield Case(what, not error and got == want, error or f"got {got!r}")
 

@@ -31,6 +31,9 @@ def _best_threshold(comparison: Comparison) -> int:
     return min(rows, key=lambda t: (-rows[t].accuracy, rows[t].mean_cost, t))
 
 
+_BEST: dict[str, int] = {}  # each case's best threshold, by the case's name
+
+
 @exercise(
     "08.threshold",
     "Choose from data the size at which tasks go to the team",
@@ -41,7 +44,9 @@ def _best_threshold(comparison: Comparison) -> int:
 )
 def threshold(choose: Callable[[Comparison], int]) -> Iterator[Case]:
     for what, comparison in threshold_cases():
-        want = _best_threshold(comparison)
+        if what not in _BEST:  # the case's comparison is made once a process, so its answer is too
+            _BEST[what] = _best_threshold(comparison)
+        want = _BEST[what]
         got, error = attempt(choose, comparison)
         right = not error and isinstance(got, int | float) and not isinstance(got, bool) and got == want
         yield Case(what, right, error or f"got {got!r}")
