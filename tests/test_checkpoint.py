@@ -527,6 +527,25 @@ def test_a_key_anywhere_in_a_saved_state_is_redacted_even_across_a_maps_key_and_
     assert load(path, TASK)["outputs"]["s2"].startswith("s2: the server said [redacted]\n")
 
 
+def test_a_long_output_is_redacted_next_to_its_words_exactly_as_by_a_regex_over_all_of_it():
+    """`redact` tries a pattern's regex only next to the words it needs (quick on a long output
+    that says "key" or "token" here and there); it must redact exactly what the regex over the
+    whole text does: secrets at the start, the end, back to back, in any case, beside plain words."""
+    import random
+
+    from agentlab.llm.base import _SECRET_PATTERNS, _sub_near
+
+    bits = ["sk-ant-", "Qw7_zX3-", "Bearer ", "x-api_key", "API_KEY", "Access_Token", "token", "PASSWORD",
+            "secret", ":", "=", " ", "\n", "'", '"', "\\", "https://", "user:pw@", "@", "/", "[redacted]",
+            ",", "-", "a key finding about tokens. "]
+    draw = random.Random(22)
+    for _ in range(500):
+        text = "".join(draw.choice(bits) for _ in range(draw.randint(1, 30))) * draw.randint(1, 3)
+        for _, words, ignores_case, pattern, replacement in _SECRET_PATTERNS:
+            searched = text.lower() if ignores_case else text
+            assert _sub_near(pattern, replacement, text, searched, words) == pattern.sub(replacement, text)
+
+
 def test_the_quick_encoder_writes_exactly_the_text_the_seal_reads():
     """`canonical_utf8` escapes long text its own way, for speed; a record's seal is checked
     against `canonical` (json.dumps) on reading, so the two must agree byte for byte."""

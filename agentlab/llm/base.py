@@ -29,8 +29,9 @@ REDACTED = "[redacted]"
 #
 # Each pattern comes with what every match of it holds: one of some characters, and one of some
 # words (lower case when the pattern ignores case). A search for a character or a plain word is
-# far quicker than a regex's over long text, so text without them is skipped: a 200 KB output
-# with no secret in it costs a few such searches, not a regex each.
+# far quicker than a regex's over long text, so text without them is skipped, and in text with
+# them the regex is tried only next to them: a 200 KB output with no secret in it costs a few
+# such searches, not a regex each.
 _SECRET_PATTERNS = (  # (characters, words, ignores case, pattern, replacement)
     ("-", ("sk-",), False, re.compile(r"\bsk-(?:ant-[A-Za-z0-9_\-]{4,}|[A-Za-z0-9_\-]{16,})"), REDACTED),
     ("", ("bearer ",), True, re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
@@ -71,8 +72,39 @@ def redact(text: str) -> str:
             lowered = text.lower()
         searched = lowered if ignores_case else text
         if any(word in searched for word in words):
-            text, lowered = pattern.sub(replacement, text), None
+            text, lowered = _sub_near(pattern, replacement, text, searched, words), None
     return text
+
+
+_NEAR = 7  # a match starts at most this far before a word its pattern needs ("access_" token), or at its end
+
+
+def _sub_near(pattern: re.Pattern, replacement: str, text: str, searched: str, words: tuple[str, ...]) -> str:
+    """`pattern.sub(replacement, text)`, the regex tried only next to the `words` in `searched`
+    (`text`, or it in lower case): a regex steps through text a character at a time, so on a long
+    text with a word or two it is the slow part. ASCII only (each character lowers to one, and the
+    regex's case-insensitive matches are plain letters); otherwise, or with many words, over all."""
+    many = 8 + len(text) // 128  # words: past this many, trying the regex next to each costs more
+    found = sorted(at for word in words for at in _where(searched, word, many)) if text.isascii() else []
+    if not found or len(found) > many:
+        return pattern.sub(replacement, text)
+    parts, done, tried = [], 0, 0  # text[:done] is in parts; no match starts before `tried` but those found
+    for at, end in found:
+        for start in range(max(at - _NEAR, tried), end + 1):
+            if start >= tried and (match := pattern.match(text, start)):
+                parts += [text[done : match.start()], match.expand(replacement)]
+                done = tried = match.end()
+        tried = max(tried, end + 1)
+    return "".join([*parts, text[done:]])
+
+
+def _where(text: str, word: str, many: int) -> list[tuple[int, int]]:
+    """Where `word` starts in `text`, and where it ends (up to `many` + 1 times: enough to tell)."""
+    found, at = [], text.find(word)
+    while at >= 0 and len(found) <= many:
+        found.append((at, at + len(word)))
+        at = text.find(word, at + 1)
+    return found
 
 
 def brief(text: str, width: int = 200) -> str:
