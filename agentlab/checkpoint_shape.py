@@ -7,6 +7,7 @@ and its text (`canonical`), one for each state, which a record's seal is the che
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from agentlab.monitor import FAILURE_KINDS
@@ -66,8 +67,10 @@ STATE_SCHEMA = _record(  # what `save` writes, field by field
 
 def shape_problem(state: Any) -> str | None:
     """The first field of `state` that does not have the schema's shape, and how, or None."""
-    # Imported here: it takes a moment, and only a resume needs it. By submodule, so an earlier
-    # import cut short (an exercise's time limit) cannot leave `jsonschema.exceptions` unbound.
+    if _FITS(state):  # the usual answer, 8x quicker than jsonschema's walk of every row and field
+        return None
+    # Imported here: it takes a moment, and only a state that does not fit needs it. By submodule, so
+    # an earlier import cut short (an exercise's time limit) cannot leave `jsonschema.exceptions` unbound.
     from jsonschema.exceptions import best_match
     from jsonschema.validators import Draft202012Validator
 
@@ -78,6 +81,60 @@ def shape_problem(state: Any) -> str | None:
     said = error.message if len(error.message) <= 160 else error.message[:160] + "..."
     return f"{where}: {said}"
 
+
+_TYPES = {"string": (str,), "integer": (int,), "number": (int, float), "array": (list,), "object": (dict,),
+          "null": (type(None),)}
+_KEYWORDS = {"type", "enum", "minimum", "anyOf", "required", "properties", "additionalProperties",
+             "maxProperties", "prefixItems", "items", "minItems"}  # those STATE_SCHEMA uses
+
+
+def _fitting(schema: Any) -> Callable[[Any], bool]:
+    """A quick test of whether a value has the shape `schema` gives, built once: True only where
+    jsonschema says valid too; False where it is not, or might not be (a bool where a number
+    belongs, 1.0 for an integer, a keyword not in _KEYWORDS), and jsonschema then decides."""
+    if not isinstance(schema, dict) or not _KEYWORDS.issuperset(schema):
+        return lambda value: False
+    if not schema:  # {}: anything
+        return lambda value: True
+    names = [schema["type"]] if isinstance(schema.get("type"), str) else schema.get("type")
+    kinds = None if names is None else {kind for name in names for kind in _TYPES.get(name, ())}
+    enum = [(type(e), e) for e in schema["enum"]] if "enum" in schema else None
+    low = schema.get("minimum")
+    options = [_fitting(option) for option in schema["anyOf"]] if "anyOf" in schema else None
+    required, most = schema.get("required", ()), schema.get("maxProperties")
+    named = {key: _fitting(value) for key, value in schema.get("properties", {}).items()}
+    other = _fitting(schema.get("additionalProperties", {}))
+    prefix, least = [_fitting(item) for item in schema.get("prefixItems", ())], schema.get("minItems", 0)
+    rest = _fitting(schema.get("items", {}))
+
+    def fits(value: Any) -> bool:
+        kind = type(value)
+        if kinds is not None and kind not in kinds:
+            return False
+        if enum is not None and (kind, value) not in enum:
+            return False
+        if low is not None and not (kind in (int, float) and value >= low):
+            return False
+        if options is not None and not any(option(value) for option in options):
+            return False
+        if kind is dict:
+            return (
+                (most is None or len(value) <= most)
+                and all(key in value for key in required)
+                and all(named.get(key, other)(item) for key, item in value.items())
+            )
+        if kind is list:
+            return (
+                len(value) >= least
+                and all(test(item) for test, item in zip(prefix, value, strict=False))
+                and all(rest(item) for item in value[len(prefix) :])
+            )
+        return True
+
+    return fits
+
+
+_FITS = _fitting(STATE_SCHEMA)
 
 
 def consistency_problem(run: Run) -> str | None:
