@@ -1,6 +1,7 @@
 """The checks of notebook 05's exercises: each fails on the stub and on a plausible mistake, and passes
 on the solution notebook's own code."""
 
+import functools
 import random
 from pathlib import Path
 
@@ -184,15 +185,22 @@ def test_shape_passes_the_solution(capsys):
     assert "All 6 checks passed." in capsys.readouterr().out
 
 
+@functools.cache  # the simulator is deterministic: each tree is grown once for all the wrong answers below
+def grown(width: int, depth: int, branching: int) -> tuple[int, tuple[int, ...]]:
+    """(model calls, the plan size of every team, the manager's first) of a learner's sum of `width` items."""
+    question = world.fanout_task(random.Random(0), width, "total").question
+    tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
+    return len(tree.calls()), tuple(len(team.run.plan) for team in tree.walk())
+
+
 def test_shape_fails_the_last_shape_found_on_a_tie(capsys):
     def last_on_a_tie(width, budget):
-        question = world.fanout_task(random.Random(0), width, "total").question
         best, smallest = None, None
         for depth in (1, 2, 3):
             for branching in (2, 3, 4):
-                tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
-                largest = max(len(team.run.plan) for team in tree.walk())
-                if len(tree.calls()) <= budget and (smallest is None or largest <= smallest):  # <=, not <
+                calls, plans = grown(width, depth, branching)
+                largest = max(plans)
+                if calls <= budget and (smallest is None or largest <= smallest):  # <=, not <
                     best, smallest = (depth, branching), largest
         return best
 
@@ -221,12 +229,11 @@ def shape_with(under_budget=False, always_eight=False, swapped=False):
     on eight items, or the answer given as (branching, depth)."""
 
     def choose(width, budget):
-        question = world.fanout_task(random.Random(0), 8 if always_eight else width, "total").question
         best = None
         for depth in (1, 2, 3):
             for branching in (2, 3, 4):
-                tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
-                calls, largest = len(tree.calls()), max(len(t.run.plan) for t in tree.walk())
+                calls, plans = grown(8 if always_eight else width, depth, branching)
+                largest = max(plans)
                 if calls < budget if under_budget else calls <= budget:
                     shape = (branching, depth) if swapped else (depth, branching)
                     key = ((largest, calls, depth, branching), shape)
@@ -331,13 +338,11 @@ def choose_with(fewest_calls_first=False, manager_plan_only=False, cheapest_if_n
     taken for the largest one, or the cheapest shape returned when none fits the budget (not None)."""
 
     def choose(width, budget):
-        question = world.fanout_task(random.Random(0), width, "total").question
         best = None
         for depth in (1, 2, 3):
             for branching in (2, 3, 4):
-                tree = Hierarchy(SimulatedLLM(seed=0), depth=depth, branching=branching).solve(question)
-                calls = len(tree.calls())
-                plans = [len(tree.run.plan)] if manager_plan_only else [len(t.run.plan) for t in tree.walk()]
+                calls, plans = grown(width, depth, branching)
+                plans = plans[:1] if manager_plan_only else plans
                 if calls <= budget:
                     key = (calls, max(plans)) if fewest_calls_first else (max(plans), calls)
                     candidate = (*key, depth, branching)
