@@ -11,6 +11,7 @@ rule is held to what the kit really does, not to a formula written next to it.
 
 from __future__ import annotations
 
+import pickle
 import random
 from collections.abc import Callable, Iterator
 from functools import cache
@@ -70,12 +71,18 @@ def team_calls(predict: Callable[[int, int, int], int]) -> Iterator[Case]:
 
 
 def _rollup_trees() -> list[tuple[str, Node]]:
-    """Trees to roll up: plain, deep, with a part retried, and with a sub-team that gave up."""
+    """Trees to roll up: plain, deep, with a part retried, and with a sub-team that gave up. A fresh
+    copy each time: a learner's function may change the tree it is handed."""
+    return pickle.loads(_grown_trees())
+
+
+@cache  # the simulator is deterministic: the trees are grown once, and kept as the bytes of a copy
+def _grown_trees() -> bytes:
     sim = SimulatedLLM(seed=0)
     wide, four = _total_question(8), _total_question(4)
     broken = {"s2": [Fault(role="researcher")]}  # the second part's researchers all fail
     deep = {"s2/s1": [Fault(role="researcher")]}  # the same, a level further down
-    return [
+    trees = [
         ("two levels, a sum of 4", Hierarchy(sim, depth=2).solve(four)),
         ("three levels, a sum of 8", Hierarchy(sim, depth=3).solve(wide)),
         (
@@ -88,6 +95,7 @@ def _rollup_trees() -> list[tuple[str, Node]]:
         ),
         ("one level: a flat team", Hierarchy(sim, depth=1).solve(four)),
     ]
+    return pickle.dumps(trees)
 
 
 @exercise(
