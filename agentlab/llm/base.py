@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 Message = Mapping[str, Any]  # {"role": "user" | "assistant", "content": str | list of blocks}
 
@@ -27,27 +27,39 @@ REDACTED = "[redacted]"
 # or password, and the user:password part of a URL (https://user:pass@host). No pattern takes a
 # quote or a backslash, so redacting a line of JSON leaves valid JSON.
 #
-# Each pattern comes with what every match of it holds: one of some characters, and one of some
-# words (lower case when the pattern ignores case), and where a match can start (from the word's
-# start, inclusive). A search for a character or a plain word is far quicker than a regex's over
-# long text, so text without them is skipped, and in text with them the regex is tried only next
-# to them: a 200 KB output with no secret in it costs a few such searches, not a regex each.
-_SECRET_PATTERNS = (  # (characters, words, ignores case, starts, pattern, replacement)
-    ("-", ("sk-",), False, (0, 0),
-     re.compile(r"\bsk-(?:ant-[A-Za-z0-9_\-]{4,}|[A-Za-z0-9_\-]{16,})"), REDACTED),
-    ("", ("bearer ",), True, (7, 7), re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
-    (
+# Each pattern comes with what every match of it holds. A search for a character or a plain word
+# is far quicker than a regex's over long text, so text without them is skipped, and in text with
+# them the regex is tried only next to them: a 200 KB output with no secret in it costs a few such
+# searches, not a regex each.
+class _Secret(NamedTuple):
+    characters: str  # one of these is in every match ("": no such character)
+    words: tuple[str, ...]  # and one of these words (in lower case when the pattern ignores case)
+    ignores_case: bool
+    starts: tuple[int, int]  # where a match can start, from the word's start: first, last
+    pattern: re.Pattern
+    replacement: str
+    follows: re.Pattern | None = None  # what every match has right after the word
+
+
+_SEPARATOR = r"\\?['\"]?\s*[:=]"  # between a name such as api_key and its value: `: `, `="`, `\":`
+_SECRET_PATTERNS = (
+    _Secret("-", ("sk-",), False, (0, 0),
+            re.compile(r"\bsk-(?:ant-[A-Za-z0-9_\-]{4,}|[A-Za-z0-9_\-]{16,})"), REDACTED),
+    _Secret("", ("bearer ",), True, (7, 7),
+            re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/=\-]{12,}"), REDACTED),
+    _Secret(
         ":=",
         ("key", "token", "password", "secret"),
         True,
         (-7, 0),  # "access_token" starts 7 before its "token"
         re.compile(
             r"(?i)(?<![A-Za-z_])((?:x-)?api[_-]?key|access[_-]?token|auth[_-]?token|token|password|secret)"
-            r"(\\?['\"]?\s*[:=]\s*\\?['\"]?)(?!\[redacted\])[^\s'\",;&}\\]{6,}"
+            rf"({_SEPARATOR}\s*\\?['\"]?)(?!\[redacted\])[^\s'\",;&}}\\]{{6,}}"
         ),
         r"\1\2" + REDACTED,
+        re.compile(_SEPARATOR),
     ),
-    ("@", ("://",), False, (3, 3), re.compile(r"(?<=://)[^/\s@\"'<>\\?#]+@"), REDACTED + "@"),
+    _Secret("@", ("://",), False, (3, 3), re.compile(r"(?<=://)[^/\s@\"'<>\\?#]+@"), REDACTED + "@"),
 )
 _SECRET_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _known_secrets: set[str] = set()  # keys handed to a backend in code (`AnthropicLLM(api_key=...)`)
@@ -67,44 +79,45 @@ def redact(text: str) -> str:
         if len(secret) >= 8:  # a shorter "key" would blank out ordinary words
             text = text.replace(secret, REDACTED)
     lowered = None
-    for characters, words, ignores_case, starts, pattern, replacement in _SECRET_PATTERNS:
-        if characters and not any(c in text for c in characters):
+    for secret in _SECRET_PATTERNS:
+        if secret.characters and not any(c in text for c in secret.characters):
             continue
-        if ignores_case and lowered is None:
+        if secret.ignores_case and lowered is None:
             lowered = text.lower()
-        searched = lowered if ignores_case else text
-        if any(word in searched for word in words):
-            text, lowered = _sub_near(pattern, replacement, text, searched, words, starts), None
+        searched = lowered if secret.ignores_case else text
+        if any(word in searched for word in secret.words):
+            text, lowered = _sub_near(secret, text, searched), None
     return text
 
 
-def _sub_near(pattern: re.Pattern, replacement: str, text: str, searched: str, words: tuple[str, ...],
-              starts: tuple[int, int]) -> str:
-    """`pattern.sub(replacement, text)`, the regex tried only where a match can start (`starts`)
-    next to the `words` in `searched` (`text`, or it in lower case): a regex steps through text a
+def _sub_near(secret: _Secret, text: str, searched: str) -> str:
+    """`secret.pattern.sub(secret.replacement, text)`, the regex tried only where a match can
+    start next to a word in `searched` (`text`, or it in lower case): a regex steps through text a
     character at a time, so on a long text with a word or two it is the slow part. ASCII only (each
     character lowers to one, the regex's case-insensitive matches are plain letters); otherwise,
     or with the words so many that trying next to each costs more, the regex runs over all."""
-    first, last = starts
+    (first, last), pattern, words = secret.starts, secret.pattern, secret.words
     many = 8 + len(text) // (8 * (last - first + 2))  # a try costs about what 8 characters of a regex do
-    found = sorted(at for word in words for at in _where(searched, word, many)) if text.isascii() else []
+    found = sorted(at for word in words for at in _where(searched, word, many)) if text.isascii() else ()
     if not found or len(found) > many:
-        return pattern.sub(replacement, text)
+        return pattern.sub(secret.replacement, text)
     parts, done, tried = [], 0, 0  # text[:done] is in parts; no match starts before `tried` but those found
-    for at in found:
+    for at, end in found:
+        if secret.follows and not secret.follows.match(text, end):
+            continue
         for start in range(max(at + first, tried), at + last + 1):
             if start >= tried and (match := pattern.match(text, start)):
-                parts += [text[done : match.start()], match.expand(replacement)]
+                parts += [text[done : match.start()], match.expand(secret.replacement)]
                 done = tried = match.end()
         tried = max(tried, at + last + 1)
     return "".join([*parts, text[done:]])
 
 
-def _where(text: str, word: str, many: int) -> list[int]:
-    """Where `word` starts in `text` (up to `many` + 1 times: enough to tell that there are more)."""
+def _where(text: str, word: str, many: int) -> list[tuple[int, int]]:
+    """Where `word` starts and ends in `text` (up to `many` + 1 times: enough to tell there are more)."""
     found, at = [], text.find(word)
     while at >= 0 and len(found) <= many:
-        found.append(at)
+        found.append((at, at + len(word)))
         at = text.find(word, at + 1)
     return found
 
