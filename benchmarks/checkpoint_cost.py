@@ -1,9 +1,12 @@
 """What a checkpoint costs a long run (issue 22; a script, not a test).
 
-    .venv/bin/python benchmarks/checkpoint_cost.py [steps] [kilobytes] [repeats] [with|without]
+    .venv/bin/python benchmarks/checkpoint_cost.py [steps] [kilobytes] [repeats] [with|without|both]
+                                                   [lines|prose]
 
 A chain of `steps` steps (default 100), each writing an output of `kilobytes` KB (default 200;
-distinct text, so nothing is shared between steps), run on the virtual clock without a
+distinct text, so nothing is shared between steps: one line over and over, or with `prose` a
+paragraph that says "key", "token", a hyphenated word, a URL and an e-mail address, as a model's
+answer might, each of which makes `redact` look closer), run on the virtual clock without a
 checkpoint and with one (saved after every step, as `run_plan(checkpoint=...)` does), in turn.
 Printed: the wall and the CPU seconds of each (min / median / max of `repeats` runs, default 3)
 and the ratios of the medians. With `with` or `without` only that one is run, so that a whole
@@ -47,19 +50,25 @@ def chain(steps: int) -> Plan:
     return Plan(each)
 
 
-def team(kilobytes: int) -> dict[str, Agent]:
+LINE = "{}: a line of findings, numbered so that no two steps write the same text.\n"
+PROSE = ("{}: the planner split the task into steps, and each executor answered one. The key finding "
+         "is that the second route costs less per token than the first; the step-by-step table is at "
+         "https://example.org/report, and questions go to ops@example.org.\n")
+
+
+def team(kilobytes: int, text: str = LINE) -> dict[str, Agent]:
     def act(step, context):
-        line = f"{step.id}: a line of findings, numbered so that no two steps write the same text.\n"
+        line = text.format(step.id)
         return Work((line * (kilobytes * 1024 // len(line) + 1))[: kilobytes * 1024])
 
     return {"a": Agent("a", act)}
 
 
-def timed(steps: int, kilobytes: int, checkpoint: Path | None) -> tuple[float, float]:
+def timed(steps: int, kilobytes: int, checkpoint: Path | None, text: str = LINE) -> tuple[float, float]:
     """The run's wall seconds, and the CPU seconds this process spent on it (on a shared machine
     the wall clock also counts the waits for a core and for the disk)."""
     wall, cpu = time.perf_counter(), time.process_time()
-    run = run_plan(chain(steps), team(kilobytes), "a long run", checkpoint=checkpoint)
+    run = run_plan(chain(steps), team(kilobytes, text), "a long run", checkpoint=checkpoint)
     assert run.status == "done", run.reason
     return time.perf_counter() - wall, time.process_time() - cpu
 
@@ -68,25 +77,28 @@ def spread(seconds: list[float]) -> str:
     return f"{min(seconds):.3f} / {statistics.median(seconds):.3f} / {max(seconds):.3f} s"
 
 
-def main(steps: int = 100, kilobytes: int = 200, repeats: int = 3, only: str = "") -> None:
+def main(steps: int = 100, kilobytes: int = 200, repeats: int = 3, only: str = "both",
+         text: str = "lines") -> None:
     figures: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
     for _ in range(repeats):  # the two in turn, so that both see the same machine
-        for label in [only] if only else figures:
+        for label in figures if only == "both" else [only]:
             with tempfile.TemporaryDirectory() as folder:
                 path = Path(folder) / "run.json" if label == "with" else None
-                figures[label].append(timed(steps, kilobytes, path))
-    print(f"{steps} steps x {kilobytes} KB, min / median / max of {repeats}:")
+                figures[label].append(timed(steps, kilobytes, path, PROSE if text == "prose" else LINE))
+    print(f"{steps} steps x {kilobytes} KB of {text}, min / median / max of {repeats}:")
     for label, runs in figures.items():
         if runs:
             print(f"  {label + ' a checkpoint':<21} wall {spread([w for w, _ in runs])}, "
                   f"CPU {spread([c for _, c in runs])}")
-    if not only:
+    if only == "both":
         ratios = [statistics.median([run[i] for run in figures["with"]]) /
                   statistics.median([run[i] for run in figures["without"]]) for i in (0, 1)]
         print(f"  ratio of the medians: wall {ratios[0]:.1f}x, CPU {ratios[1]:.1f}x")
 
 
 if __name__ == "__main__":
-    if sys.argv[4:] and sys.argv[4] not in ("with", "without"):
-        sys.exit(f"the fourth argument is 'with' or 'without', not {sys.argv[4]!r}")
-    main(*(int(a) for a in sys.argv[1:4]), *sys.argv[4:5])
+    if sys.argv[4:] and sys.argv[4] not in ("with", "without", "both"):
+        sys.exit(f"the fourth argument is 'with', 'without' or 'both', not {sys.argv[4]!r}")
+    if sys.argv[5:] and sys.argv[5] not in ("lines", "prose"):
+        sys.exit(f"the fifth argument is 'lines' or 'prose', not {sys.argv[5]!r}")
+    main(*(int(a) for a in sys.argv[1:4]), *sys.argv[4:6])
