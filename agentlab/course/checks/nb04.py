@@ -21,8 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import jsonschema  # noqa: F401  now, not inside a case: a resume needs it, and its slow first import
-
 from agentlab.agents import Agent, world_team
 from agentlab.course.checks import Case, attempt, exercise
 from agentlab.llm import SimulatedLLM
