@@ -12,24 +12,31 @@ Printed: the wall and the CPU seconds of each (min / median / max of `repeats` r
 and the ratios of the medians. With `with` or `without` only that one is run, so that a whole
 process can be timed from outside, e.g. with `/usr/bin/time -v` or a pair of `hyperfine` commands.
 
-Measured on a shared two-core machine (load 6 to 9), back to back, min / median / max of 5: no
-checkpoint; one as before (an fsync every save, json.dumps, each redact word searched whatever
-the text); one as now (fsync at most once a second, long text escaped at memory speed, redact
-skipping what a character search rules out).
+Measured on a shared two-core machine (load about 2), back to back, min / median / max of 5, 100
+steps of 200 KB: no checkpoint; one before this change (a regex over the whole record once it says
+"key" or "token" anywhere); one now (`redact` tries its regex only next to such a word, and only
+where the word is followed by `:` or `=`).
 
-| 200 KB outputs      | 100 steps: wall s  | CPU s              | 40 steps: wall s   | CPU s              |
-|---------------------|--------------------|--------------------|--------------------|--------------------|
-| no checkpoint       | 0.04 / 0.06 / 0.16 | 0.02 / 0.02 / 0.04 | 0.01 / 0.01 / 0.06 | 0.01 / 0.01 / 0.03 |
-| checkpoint, before  | 2.23 / 2.48 / 2.57 | 0.46 / 0.48 / 0.52 | 0.85 / 0.93 / 1.19 | 0.21 / 0.22 / 0.22 |
-| checkpoint, now     | 0.79 / 0.81 / 0.94 | 0.24 / 0.25 / 0.29 | 0.22 / 0.25 / 0.31 | 0.08 / 0.09 / 0.11 |
+| 100 x 200 KB      | lines: wall s      | CPU s              | prose: wall s      | CPU s              |
+|-------------------|--------------------|--------------------|--------------------|--------------------|
+| no checkpoint     | 0.01 / 0.01 / 0.03 | 0.01 / 0.01 / 0.03 | 0.01 / 0.01 / 0.02 | 0.01 / 0.01 / 0.02 |
+| checkpoint before | 0.20 / 0.20 / 0.26 | 0.16 / 0.16 / 0.22 | 1.42 / 1.59 / 2.14 | 1.39 / 1.45 / 1.62 |
+| checkpoint now    | 0.19 / 0.25 / 0.32 | 0.16 / 0.17 / 0.21 | 0.47 / 0.48 / 0.50 | 0.43 / 0.45 / 0.46 |
 
-(Before the journal, every save rewrote the whole file: 263 s for 100 steps.) Now the ratio of
-the medians, with against without, is 14x wall and 15x CPU at 100 steps (24x and 15x at 40): the
-run without one spends about 0.2 ms of CPU a step, less than it takes to look at each byte of a
-200 KB output for a credential (a lower-case copy and five word searches, half of a save's cost),
-escape it, hash it for the seal and write it; and the two fsyncs a run keeps (its first save,
-its end) take ~30 ms each on this disk. As whole processes (interpreter and imports included),
-100 steps took 2.82 s against 1.98 s wall (1.56x) and 0.80 against 0.64 CPU seconds (1.46x).
+(Before the journal, every save rewrote the whole file: 263 s for 100 steps; before the quick
+escaper and fsync policy, 2.5 s wall.) The ratio of the medians is still far from 2x: 15 to 20x
+for lines, 50x for prose, because the run without one costs almost nothing (0.1 ms of CPU a step:
+the text is made by repeating a line). What a save of 20 MB (100 x 200 KB) costs here, stage by
+stage, in CPU ms: encoding it to UTF-8 (one copy) 2; escaping it for JSON (34 byte searches, one
+replace) 27; decoding it for `redact` 3; `redact` 92 for lines (a lower-case copy and five word
+searches: bearer, key, token, password, secret) and 340 for prose (the same, and the regex tried
+at each of some 2,500 words a record); sha256 for the seal 14; os.write 10; and the fsync at the
+end 3, which takes 38 ms of wall time. The floor, a copy, the hash, the write and the end fsync
+(29 ms of CPU and 38 of waiting), is already 3x the CPU and 5x the wall time of the run without a
+checkpoint, so 2x is out of reach on this disk without saving fewer bytes; what a save adds above
+the floor is mostly `redact` (half of it), then the escaping. As whole processes (interpreter and
+imports included), 100 steps of lines took 0.41 to 0.43 s against 0.18 s wall (2.3x) and 0.35 to
+0.37 against 0.17 to 0.18 CPU seconds (2.0x).
 """
 
 from __future__ import annotations
