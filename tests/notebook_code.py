@@ -29,7 +29,12 @@ def skip_without_solutions() -> None:
 
 
 def code_cells(path: Path) -> list[str]:
-    return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    return list(_code_cells(Path(path).resolve()))
+
+
+@functools.cache  # the kit's notebooks do not change while the tests run: each is read (and validated) once
+def _code_cells(path: Path) -> tuple[str, ...]:
+    return tuple(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
 
 
 def define(path: Path, *names: str):
