@@ -55,6 +55,8 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install --quiet uv || echo "uv is not available: installing with pip"
 	$(call install,$(BIN)/python,$(LAB_KIT))
 	$(call drop_slow_extras,$(BIN)/python)
+	mkdir -p $(VENV)/etc/ipython  # every kernel of this venv draws each inline figure once (agentlab/kernel.py)
+	echo 'c.InteractiveShellApp.extensions.append("agentlab.kernel")' > $(VENV)/etc/ipython/ipython_kernel_config.py
 	touch $(STAMP)
 
 setup-test: $(TEST_STAMP)
