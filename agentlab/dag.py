@@ -49,13 +49,11 @@ def below(steps: Sequence[Step], step_id: str) -> set[str]:
 def above(steps: Sequence[Step], step_id: str) -> set[str]:
     """The ids of every step that `step_id` needs, directly or through others."""
     needs = {s.id: s.depends_on for s in steps}
-    found, todo = set(), [step_id]
-    while todo:
-        for d in needs[todo.pop()]:
-            if d not in found:
-                found.add(d)
-                todo.append(d)
-    return found
+    found = {step_id}
+    for taken in reversed(in_order(steps)):  # `below` backwards: a step is above once it is needed
+        if taken in found:
+            found.update(needs[taken])
+    return found - {step_id}
 
 
 def cycle(steps: Sequence[Step]) -> list[str]:
