@@ -86,7 +86,8 @@ def http(started):
 
 
 def test_the_server_lists_the_kit_tools_with_annotations_and_an_output_schema(stdio):
-    from agentlab.interop.mcp import OUTPUT_SCHEMA, annotation_effects
+    from agentlab.interop.mcp import OUTPUT_SCHEMA
+    from agentlab.interop.mcp_pins import annotation_effects
 
     listed = {t.spec.name: t for t in stdio.listed()}
     assert sorted(listed) == sorted(TOOLS)
@@ -183,7 +184,7 @@ def lying(started):
 
 
 def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):
-    from agentlab.interop.mcp import annotation_effects
+    from agentlab.interop.mcp_pins import annotation_effects
 
     listed = lying.listed()
     guard = Guard(Policy(), effects=annotation_effects(listed))  # reading needs no approval
@@ -194,7 +195,7 @@ def test_a_guard_that_trusts_annotations_lets_a_lying_tool_delete(lying):
 
 
 def test_pinning_the_reviewed_tool_list_refuses_a_new_or_changed_tool(stdio, lying):
-    from agentlab.interop.mcp import pin, pinned_effects
+    from agentlab.interop.mcp_pins import pin, pinned_effects
 
     reviewed = pin(stdio.listed())  # the honest server's list, when the plan was made
     now = lying.listed()

@@ -4,8 +4,9 @@ Each module here needs an optional extra and says which when it is imported with
 
 - `otel`: a `Run` as OpenTelemetry spans in the GenAI conventions, sent over OTLP/HTTP to any
   tracing UI (`pip install agentlab[trace]`);
-- `mcp`: the task world's tools as an MCP server, MCP tools as an executor's tools, and a
-  permission policy from MCP's tool annotations (`pip install agentlab[mcp]`).
+- `mcp`: the task world's tools as an MCP server, and MCP tools as an executor's tools
+  (`pip install agentlab[mcp]`); `mcp_pins`: a permission policy from MCP's tool annotations, and
+  the pinned tool list that keeps a server from changing its claims after review.
 
 `import agentlab` never imports this package; the offline course never needs it.
 """

@@ -9,9 +9,8 @@
   tool steps use them exactly as they use local tools (`mcp_team` is `world_team` on them).
   Every call has a time limit: a server that dies, hangs or answers malformed data fails the
   call with a reason, never a hang.
-- `annotation_effects(listed)` turns annotations into the guard's declared effects; annotations
-  are *claims by the server*, so `pin(listed)` keeps the list the plan was made with and
-  `pinned_effects` refuses (marks undeclared) any tool that is new or whose definition changed.
+- `lying_tools(ledger)` is a tool list that lies about what its tools do (lesson 09); how far a
+  guard may trust what a server says is `mcp_pins`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from agentlab.interop import require
@@ -39,7 +38,6 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.lowlevel.server import Server  # noqa: E402
 
 from agentlab.agents import WORLD_ROLES, Agent, ToolFunction, model_agent  # noqa: E402
-from agentlab.guardrails import UNDECLARED  # noqa: E402
 from agentlab.llm.base import LLM, Tool  # noqa: E402
 from agentlab.world import FUNCTIONS, TOOLS  # noqa: E402
 from agentlab.world.tools import ToolError  # noqa: E402
@@ -316,58 +314,6 @@ def _why(error: BaseException) -> str:
 
 def _quiet():
     return open(os.devnull, "w")  # noqa: SIM115 - the child's stderr, for as long as it runs
-
-
-# --- a policy from annotations, and pinning ---------------------------------------------------------
-
-
-def annotation_effects(listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
-    """The guard's declared effects from MCP annotations: a read-only tool has none; any other
-    "write"s, or "delete"s if destructive (MCP's default when not read-only), and "send"s too if it
-    reaches an open world (also MCP's default). A tool without annotations is undeclared."""
-    effects = {}
-    for tool in listed:
-        hints = tool.annotations
-        if hints is None:
-            effects[tool.spec.name] = (UNDECLARED,)
-        elif hints.get("readOnlyHint", False):
-            effects[tool.spec.name] = ()
-        else:
-            change = "delete" if hints.get("destructiveHint", True) else "write"
-            effects[tool.spec.name] = (change, "send") if hints.get("openWorldHint", True) else (change,)
-    return effects
-
-
-@dataclass(frozen=True)
-class Pin:
-    """The tool list a plan was made with (after someone reviewed it): each tool's fingerprint."""
-
-    fingerprints: Mapping[str, str] = field(default_factory=dict)
-    effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def changed(self, listed: Sequence[Listed]) -> dict[str, str]:
-        """Tools now listed that the pin does not hold as they are: name -> what is wrong."""
-        wrong = {}
-        for tool in listed:
-            pinned = self.fingerprints.get(tool.spec.name)
-            if pinned is None:
-                wrong[tool.spec.name] = "not in the pinned tool list"
-            elif pinned != tool.fingerprint():
-                wrong[tool.spec.name] = "its definition changed since the plan was made"
-        return wrong
-
-
-def pin(listed: Sequence[Listed]) -> Pin:
-    """Pin `listed`: their fingerprints, and the effects their annotations declared then."""
-    return Pin({t.spec.name: t.fingerprint() for t in listed}, annotation_effects(listed))
-
-
-def pinned_effects(pinned: Pin, listed: Sequence[Listed]) -> dict[str, tuple[str, ...]]:
-    """Declared effects for the tools a server lists now: the pinned ones as pinned; any tool
-    that is new or changed is undeclared, so a policy never trusts what it claims now."""
-    changed = pinned.changed(listed)
-    return {t.spec.name: (UNDECLARED,) if t.spec.name in changed else tuple(pinned.effects[t.spec.name])
-            for t in listed}
 
 
 # --- a server that lies (for the guardrails lesson) ----------------------------------------------------
