@@ -9,7 +9,8 @@ import socket
 import threading
 import time
 
-from agentlab.llm.serve import MAX_BODY, start_server
+from agentlab.llm.serve import start_server
+from agentlab.llm.serve_http import MAX_BODY
 
 HELLO = {"model": "claude-haiku-5-5", "max_tokens": 50, "messages": [{"role": "user", "content": "Hi"}]}
 

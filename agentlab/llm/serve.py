@@ -34,6 +34,9 @@ header `x-agentlab-fault` (which wins). The SDK retries 429, 500 and 529 itself 
 waiting what `retry-after` says: a header fault fails every try (the header goes out again with
 each), `every=2` lets a retry through. `counts` tallies "requests", "answered" (by the simulator),
 "faults", each status sent, and "connections" (a client sends request after request down one).
+
+This module decides what to answer; the HTTP around it (each request read bounded in size and time,
+connections kept open, a stream's events paced) is `serve_http`'s.
 """
 
 from __future__ import annotations
@@ -43,17 +46,17 @@ import hashlib
 import json
 import socket
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 from agentlab.llm import request, wire
 from agentlab.llm.anthropic import DEFAULT_EXECUTOR_MODEL, DEFAULT_PLANNER_MODEL
 from agentlab.llm.base import Completion
 from agentlab.llm.request import simulator_profile
+from agentlab.llm.serve_http import REQUEST_SECONDS, Handler, Reply, error_reply
 from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
 from agentlab.llm.wire import to_message
 from agentlab.valid import number
@@ -61,10 +64,9 @@ from agentlab.valid import number
 FAULT_HEADER = "x-agentlab-fault"
 FAULTS = ("429", "500", "529", "broken", "shape", "slow")
 MAX_SLOW = 600.0  # seconds: the longest a slow reply may wait
-MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
-REQUEST_SECONDS = 30.0  # the longest a client may take to send a whole request
 BACKLOG = 1024  # connections waiting to be accepted (a class of 50 connecting at once: 5 dropped some)
 MODELS = (DEFAULT_PLANNER_MODEL, DEFAULT_EXECUTOR_MODEL)  # listed besides the profiles
+WRONG_KEY = "invalid x-api-key (this server wants its own key)"
 ENDPOINTS = "this is agentlab serve, the simulator (not a real model): POST /v1/messages, GET /v1/models"
 
 
@@ -97,18 +99,6 @@ def parse_fault(text: str, where: str = "fault") -> ServerFault:
         raise ValueError(f"{where}: seconds must be a number, got {seconds!r}") from None
     most = MAX_SLOW if kind == "slow" else 86400.0
     return ServerFault(kind, number(value, f"{where}: seconds", minimum=0, maximum=most))
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the server sends back: status, body, headers, and a few words for the log."""
-
-    status: int
-    body: bytes
-    note: str
-    content_type: str = "application/json"
-    headers: tuple[tuple[str, str], ...] = ()
-    stream: tuple[tuple[float, bytes], ...] = ()  # server-sent events, each with its second
 
 
 class SimServer(ThreadingHTTPServer):
@@ -144,7 +134,7 @@ class SimServer(ThreadingHTTPServer):
         self._lock, self._stopping = threading.Lock(), threading.Event()
         self._open: set[socket.socket] = set()  # connections being served (a client keeps its own alive)
         self._thread: threading.Thread | None = None
-        super().__init__(("127.0.0.1", number(port, "port", minimum=0, maximum=65535, whole=True)), _Handler)
+        super().__init__(("127.0.0.1", number(port, "port", minimum=0, maximum=65535, whole=True)), Handler)
 
     @property
     def url(self) -> str:
@@ -178,7 +168,7 @@ class SimServer(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
+    def handleerror_reply(self, request: Any, client_address: Any) -> None:
         self.counts["handler errors"] += 1  # a client gone mid-reply, say: no traceback on the console
 
     # --- one request ------------------------------------------------------------------------
@@ -190,9 +180,9 @@ class SimServer(ThreadingHTTPServer):
             n = self.counts["requests"]
         body, fault, reply = None, None, None
         if path.split("?")[0].rstrip("/") != "/v1/messages":
-            reply = _error(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
+            reply = error_reply(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
         elif self.api_key is not None and self.api_key not in _keys(headers):
-            reply = _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
+            reply = error_reply(401, "authentication_error", WRONG_KEY)
         else:
             body, fault, reply = _read(raw, headers)
             if reply is None and fault is None and self.fault is not None and n % self.every == 0:
@@ -201,7 +191,7 @@ class SimServer(ThreadingHTTPServer):
             if fault.kind != "slow":
                 reply = _fault_reply(fault)
             elif self._stopping.wait(fault.seconds):
-                reply = _error(503, "api_error", "the server is stopping")
+                reply = error_reply(503, "api_error", "the server is stopping")
         reply = reply or self._complete(body)
         with self._lock:
             self.counts[str(reply.status)] += 1
@@ -213,7 +203,7 @@ class SimServer(ThreadingHTTPServer):
         by id); 404 elsewhere."""
         where = path.split("?")[0].rstrip("/")
         if self.api_key is not None and self.api_key not in _keys(headers):
-            return _error(401, "authentication_error", "invalid x-api-key (this server wants its own key)")
+            return error_reply(401, "authentication_error", WRONG_KEY)
         listed = [_model(name) for name in (*PROFILES, *MODELS)]
         if where == "/v1/models":
             ends = {"first_id": listed[0]["id"], "last_id": listed[-1]["id"]}
@@ -221,7 +211,7 @@ class SimServer(ThreadingHTTPServer):
             return Reply(200, json.dumps(page).encode(), "200 the model list")
         if found := [m for m in listed if where == f"/v1/models/{m['id']}"]:
             return Reply(200, json.dumps(found[0]).encode(), f"200 the model {where[11:]}")
-        return _error(404, "not_found_error", f"no endpoint GET {path}; {ENDPOINTS}")
+        return error_reply(404, "not_found_error", f"no endpoint GET {path}; {ENDPOINTS}")
 
     def _complete(self, body: Mapping[str, Any]) -> Reply:
         """The simulator's answer to a valid request, as a Messages API message."""
@@ -232,7 +222,7 @@ class SimServer(ThreadingHTTPServer):
                 mistake = self.llm.injected[made].kind if len(self.llm.injected) > made else ""
                 self.counts["answered"] += 1
         except Exception as e:  # the simulator could not read this request: say so, keep serving
-            return _error(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
+            return error_reply(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
         completion = replace(completion, usage=with_cache(completion.usage, body, completion.model))
         asked = {k: v for k, v in body.items() if k != "stream"}  # streamed or not, the same message
         digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:24]
@@ -256,13 +246,6 @@ def _model(name: str) -> dict[str, Any]:
     return {"type": "model", "id": name, "display_name": said, "created_at": "2026-01-01T00:00:00Z"}
 
 
-def _error(status: int, kind: str, message: str, note: str = "", wait: float | None = None) -> Reply:
-    """An error reply as the API sends one; `wait`: a retry-after header."""
-    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
-    headers = (("retry-after", f"{wait:g}"),) if wait is not None else ()
-    return Reply(status, body, note or f"{status} {kind}: {message}", headers=headers)
-
-
 _PORTAL = b"<!DOCTYPE html><html><head><title>Sign in to Wi-Fi</title></head><body><h1>Welcome!</h1>\
 <p>Accept the terms of use to continue to the internet.</p></body></html>"
 _WRONG_SHAPE = b'{"object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", \
@@ -281,7 +264,7 @@ def _fault_reply(fault: ServerFault) -> Reply:
         "529": ("overloaded_error", "Overloaded (a fault injected by agentlab serve)"),
     }[fault.kind]
     after = f", retry-after {fault.seconds:g} s" if fault.seconds is not None else ""
-    return _error(int(fault.kind), kind, message, f"fault {fault.kind}{after}", fault.seconds)
+    return error_reply(int(fault.kind), kind, message, f"fault {fault.kind}{after}", fault.seconds)
 
 
 def _read(raw: bytes, headers: Mapping[str, str]) -> tuple[Any, ServerFault | None, Reply | None]:
@@ -289,13 +272,13 @@ def _read(raw: bytes, headers: Mapping[str, str]) -> tuple[Any, ServerFault | No
     try:
         body = json.loads(raw)
     except (ValueError, RecursionError) as e:  # not JSON, not UTF-8, or nested too deep
-        return None, None, _error(400, "invalid_request_error", f"the body is not JSON: {e!s:.100}")
+        return None, None, error_reply(400, "invalid_request_error", f"the body is not JSON: {e!s:.100}")
     try:
         fault = parse_fault(headers[FAULT_HEADER], FAULT_HEADER) if FAULT_HEADER in headers else None
     except ValueError as e:
-        return body, None, _error(400, "invalid_request_error", str(e))
+        return body, None, error_reply(400, "invalid_request_error", str(e))
     said = request.problem(body)
-    return body, fault, _error(400, "invalid_request_error", said) if said else None
+    return body, fault, error_reply(400, "invalid_request_error", said) if said else None
 
 
 def _keys(headers: Mapping[str, str]) -> set[str]:
@@ -313,99 +296,3 @@ def _note(completion: Completion, mistake: str) -> str:
         said = json.dumps(text[:60] + ("..." if len(text) > 60 else ""))
     u, slip = completion.usage, f" [simulator mistake: {mistake}]" if mistake else ""
     return f"200 {completion.stop_reason}: {said} ({u.input_tokens} in, {u.output_tokens} out){slip}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """The HTTP side: read each request (bounded in size and time), write the server's Reply.
-
-    HTTP/1.1 keeps a connection open for the client's next request, as the API does: the SDK
-    sends all of a model's calls down one connection instead of opening one per call.
-    """
-
-    server: SimServer
-    timeout = REQUEST_SECONDS  # for each read; a whole request has REQUEST_SECONDS too
-    server_version = "agentlab-serve"
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # a reply's headers and body leave together, not 40 ms apart
-
-    def setup(self) -> None:
-        super().setup()
-        with self.server._lock:
-            self.server._open.add(self.connection)
-            self.server.counts["connections"] += 1
-
-    def handle_one_request(self) -> None:
-        # a client trickling a byte at a time is cut off when its time is up (an idle one too)
-        self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
-        self.cut.daemon, self.late = True, False
-        self.cut.start()
-        try:
-            super().handle_one_request()
-        finally:
-            self.cut.cancel()
-        self.close_connection |= self.server._stopping.is_set()
-
-    def _too_slow(self) -> None:
-        self.late = True
-        with contextlib.suppress(OSError):
-            self.connection.shutdown(socket.SHUT_RD)  # the read under way ends; replies still go
-
-    def finish(self) -> None:
-        with self.server._lock:
-            self.server._open.discard(self.connection)
-        super().finish()
-
-    def parse_request(self) -> bool:
-        if self.server._stopping.is_set():  # read as stop() ran (down a kept-alive connection): no answer
-            self.close_connection = True
-            return False
-        return super().parse_request()
-
-    def do_POST(self) -> None:
-        try:
-            length = int(self.headers.get("content-length", ""))
-        except ValueError:
-            self._send(_error(411, "invalid_request_error", "a Content-Length header is required"))
-            return
-        if not 0 <= length <= MAX_BODY:
-            while 0 < length <= 4 * MAX_BODY and self.rfile.read(min(length, 1 << 20)):
-                length -= 1 << 20  # read what was sent, so the client is there to read the 413
-            self._send(_error(413, "request_too_large", f"the request body is over {MAX_BODY} bytes"))
-            return
-        raw = self.rfile.read(length)
-        self.cut.cancel()  # the request is in: answering it may take its time (a slow fault)
-        if len(raw) < length:
-            late = f"the request did not arrive within {self.server.request_seconds:g} s"
-            self._send(_error(408, "request_timeout", late if self.late else "the request body ended early"))
-            return
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        n, summary, reply = self.server.answer(self.path, headers, raw)
-        if self.server.log:
-            self.server.log(f"#{n} POST {self.path} {summary} -> {reply.note}"[:300])
-        self._send(reply)
-
-    def do_GET(self) -> None:
-        self.cut.cancel()
-        headers = {k.lower(): v for k, v in self.headers.items()}
-        self._send(self.server.models(self.path, headers))
-
-    def _send(self, reply: Reply) -> None:
-        self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
-        self.send_header("Content-Type", reply.content_type)
-        if not reply.stream:
-            self.send_header("Content-Length", str(len(reply.body)))
-        if reply.stream or reply.status in (408, 411, 413):  # a stream's end is the connection's;
-            self.send_header("Connection", "close")  # a body not read whole cannot be followed
-        for name, value in reply.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(reply.body)
-        began = time.monotonic()
-        for due, event in reply.stream:  # each event when it is due, at the server's pace
-            if self.server._stopping.wait(max(0.0, began + due * self.server.pace - time.monotonic())):
-                return
-            self.wfile.write(event)
-            self.wfile.flush()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the server's own `log` says what happened, one line per request

@@ -1,0 +1,141 @@
+"""How `agentlab serve` moves bytes: each request read bounded in size and time, each Reply written.
+
+`serve.SimServer` decides what to answer (the API's routes, keys, faults and the simulator's
+message); this module is the HTTP around it, the part a class's load tests: a body over MAX_BODY
+gets a 413 (read first, so the client is there to read it), a client trickling its request is cut
+off after REQUEST_SECONDS, a connection is kept open for the client's next request (HTTP/1.1, as the
+API does), and a streamed answer's events leave each at its second, at the server's pace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentlab.llm.serve import SimServer
+
+MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
+REQUEST_SECONDS = 30.0  # the longest a client may take to send a whole request
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the server sends back: status, body, headers, and a few words for the log."""
+
+    status: int
+    body: bytes
+    note: str
+    content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
+    stream: tuple[tuple[float, bytes], ...] = ()  # server-sent events, each with its second
+
+
+def error_reply(status: int, kind: str, message: str, note: str = "", wait: float | None = None) -> Reply:
+    """An error reply as the API sends one; `wait`: a retry-after header."""
+    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    headers = (("retry-after", f"{wait:g}"),) if wait is not None else ()
+    return Reply(status, body, note or f"{status} {kind}: {message}", headers=headers)
+
+
+class Handler(BaseHTTPRequestHandler):
+    """The HTTP side: read each request (bounded in size and time), write the server's Reply.
+
+    HTTP/1.1 keeps a connection open for the client's next request, as the API does: the SDK
+    sends all of a model's calls down one connection instead of opening one per call.
+    """
+
+    server: SimServer
+    timeout = REQUEST_SECONDS  # for each read; a whole request has REQUEST_SECONDS too
+    server_version = "agentlab-serve"
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # a reply's headers and body leave together, not 40 ms apart
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server._lock:
+            self.server._open.add(self.connection)
+            self.server.counts["connections"] += 1
+
+    def handle_one_request(self) -> None:
+        # a client trickling a byte at a time is cut off when its time is up (an idle one too)
+        self.cut = threading.Timer(self.server.request_seconds, self._too_slow)
+        self.cut.daemon, self.late = True, False
+        self.cut.start()
+        try:
+            super().handle_one_request()
+        finally:
+            self.cut.cancel()
+        self.close_connection |= self.server._stopping.is_set()
+
+    def _too_slow(self) -> None:
+        self.late = True
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RD)  # the read under way ends; replies still go
+
+    def finish(self) -> None:
+        with self.server._lock:
+            self.server._open.discard(self.connection)
+        super().finish()
+
+    def parse_request(self) -> bool:
+        if self.server._stopping.is_set():  # read as stop() ran (down a kept-alive connection): no answer
+            self.close_connection = True
+            return False
+        return super().parse_request()
+
+    def do_POST(self) -> None:
+        try:
+            length = int(self.headers.get("content-length", ""))
+        except ValueError:
+            self._send(error_reply(411, "invalid_request_error", "a Content-Length header is required"))
+            return
+        if not 0 <= length <= MAX_BODY:
+            while 0 < length <= 4 * MAX_BODY and self.rfile.read(min(length, 1 << 20)):
+                length -= 1 << 20  # read what was sent, so the client is there to read the 413
+            self._send(error_reply(413, "request_too_large", f"the request body is over {MAX_BODY} bytes"))
+            return
+        raw = self.rfile.read(length)
+        self.cut.cancel()  # the request is in: answering it may take its time (a slow fault)
+        if len(raw) < length:
+            late = f"the request did not arrive within {self.server.request_seconds:g} s"
+            said = late if self.late else "the request body ended early"
+            self._send(error_reply(408, "request_timeout", said))
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        n, summary, reply = self.server.answer(self.path, headers, raw)
+        if self.server.log:
+            self.server.log(f"#{n} POST {self.path} {summary} -> {reply.note}"[:300])
+        self._send(reply)
+
+    def do_GET(self) -> None:
+        self.cut.cancel()
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        self._send(self.server.models(self.path, headers))
+
+    def _send(self, reply: Reply) -> None:
+        self.send_response(reply.status, "Overloaded" if reply.status == 529 else None)
+        self.send_header("Content-Type", reply.content_type)
+        if not reply.stream:
+            self.send_header("Content-Length", str(len(reply.body)))
+        if reply.stream or reply.status in (408, 411, 413):  # a stream's end is the connection's;
+            self.send_header("Connection", "close")  # a body not read whole cannot be followed
+        for name, value in reply.headers:
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(reply.body)
+        began = time.monotonic()
+        for due, event in reply.stream:  # each event when it is due, at the server's pace
+            if self.server._stopping.wait(max(0.0, began + due * self.server.pace - time.monotonic())):
+                return
+            self.wfile.write(event)
+            self.wfile.flush()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # the server's own `log` says what happened, one line per request
