@@ -1,6 +1,7 @@
 """Code taken out of the solution and exercise notebooks, so the exercise tests run the
-real solutions (and the real stubs), never copies of them; and, at the end, the slice of a
-course notebook that its model backend can affect (for tests/test_notebooks_claude.py)."""
+real solutions (and the real stubs), never copies of them; the slice of a course notebook
+that its model backend can affect (for tests/test_notebooks_claude.py); and, at the end, one
+kernel that runs notebooks one after another (for that file and tests/test_course.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 import functools
 import operator
 import re
+import subprocess
 import symtable
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +17,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_core.utils import run_sync
+from nbclient import NotebookClient
 
 from agentlab.course import exercises
 
@@ -382,3 +386,53 @@ def backend_slice(cells: list[str], reaches: re.Pattern[str]) -> list[int]:
                 todo.append(i)
             wanted -= unit.surely
     return sorted(kept)
+
+
+# --- Notebooks run one after another in one kernel -------------------------------------------------
+
+
+class SharedKernel:
+    """One kernel for many notebooks: starting one costs more CPU than most notebooks' cells. Each
+    run starts from an empty namespace (`%reset -f`) in the notebook's folder, as in a fresh
+    kernel, but the modules already imported stay loaded (as for a learner who opens a second
+    notebook). A kernel that died is replaced at the next run. `env`: the kernel's environment
+    (this process's if None)."""
+
+    def __init__(self, env: dict[str, str] | None = None, timeout: int = 120) -> None:
+        self.env = env
+        self.client = NotebookClient(
+            nbformat.v4.new_notebook(), timeout=timeout, kernel_name="python3", shutdown_kernel="immediate"
+        )
+
+    def run(self, notebook: nbformat.NotebookNode, folder: Path, cells: list[int] | None = None) -> None:
+        """Run `notebook`'s code cells (only those at `cells`, counted among its code cells, if
+        given), leaving their outputs in it. As with nbclient's execute: a cell that raises,
+        unless tagged raises-exception, stops the run with CellExecutionError."""
+        client = self.client
+        if client.km is None or not run_sync(client.km.is_alive)():
+            self._start()
+        client.reset_execution_trackers()
+        fresh = nbformat.v4.new_code_cell(f"%reset -f\n__import__('os').chdir({str(folder)!r})")
+        client.nb = nbformat.v4.new_notebook(cells=[fresh])
+        client.execute_cell(fresh, 0)
+        client.nb = notebook
+        code = [(i, cell) for i, cell in enumerate(notebook.cells) if cell.cell_type == "code"]
+        for index, cell in code if cells is None else [code[n] for n in cells]:
+            client.execute_cell(cell, index)
+
+    def _start(self) -> None:
+        self.close()
+        client, quiet = self.client, {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        client.km = client.create_kernel_manager()
+        client.start_new_kernel(**quiet, **({"env": self.env} if self.env is not None else {}))
+        client.start_new_kernel_client()
+
+    def close(self) -> None:
+        client = self.client
+        if client.kc is not None:
+            client.kc.stop_channels()
+            client.kc = None
+        if client.km is not None:
+            if client.km.has_kernel:
+                run_sync(client.km.shutdown_kernel)(now=True)
+            client.km = None

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client.manager import AsyncKernelManager
-from jupyter_core.utils import run_sync
-from nbclient import NotebookClient
+from notebook_code import SharedKernel
 
 from agentlab.course import exercises, gradebook, grading
 from agentlab.course.checks import check, exercises_of
@@ -158,30 +156,19 @@ def test_no_exercise_contains_solution_text(solution):
 @pytest.fixture(scope="module")
 def kernel():
     """One kernel for every exercise run below: starting one costs more CPU than most exercises'
-    cells, and eleven starts were most of this file's time. Each run first clears the kernel's
-    namespace (`%reset -f`), so nothing one notebook defined or imported by name reaches the next;
-    the kit's modules stay loaded, as they do for a learner who opens a second notebook."""
-    manager = AsyncKernelManager(kernel_name="python3")
-    yield manager
-    if manager.has_kernel:
-        run_sync(manager.shutdown_kernel)(now=True)
+    cells, and eleven starts were most of this file's time. Each run starts from an empty
+    namespace, so nothing one notebook defined or imported by name reaches the next."""
+    shared = SharedKernel()
+    yield shared
+    shared.close()
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=lambda p: p.stem)
 def test_an_exercise_run_as_shipped_goes_top_to_bottom_and_stops_only_at_its_stubs(solution, kernel):
     nb = nbformat.read(ROOT / "exercises" / solution.name, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell("%reset -f"))  # a clean namespace in the shared kernel
-    if kernel.has_kernel and not run_sync(kernel.is_alive)():  # an earlier notebook ended it
-        run_sync(kernel.restart_kernel)(now=True)
     # No allow_errors: only cells tagged raises-exception may raise, as with "Run All" in JupyterLab,
     # so the whole notebook runs and every check reports.
-    resources = {"metadata": {"path": str(ROOT / "exercises")}}
-    client = NotebookClient(nb, km=kernel, timeout=120, resources=resources)
-    try:
-        client.execute()
-    finally:
-        if client.kc is not None:
-            client.kc.stop_channels()
+    kernel.run(nb, ROOT / "exercises")
     errors = [out for cell in nb.cells for out in cell.get("outputs", []) if out.output_type == "error"]
     assert errors, "the exercise ran without reaching a stub"
     assert {e.ename for e in errors} == {"NotImplementedError"}, [f"{e.ename}: {e.evalue}" for e in errors]

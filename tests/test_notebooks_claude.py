@@ -18,28 +18,26 @@ the simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM
 stay on the simulator, so the server counts the calls that really went over HTTP, and the
 test for a notebook that calls `make_llm()` checks that some of its own did.
 
-To keep the suite's time down, one kernel runs the notebooks one after another against one
-server; each notebook starts from an empty namespace (`%reset -f`), as in a fresh kernel but
-without importing the SDK again (about 3 CPU-seconds a kernel). No notebook sets a module's
-attributes or the environment, and nbval runs each in a kernel of its own. (Two kernels side by
-side, with the slices this short, cost ~4 CPU-s more and did not finish sooner on a busy machine.)
+To keep the suite's time down, one kernel (notebook_code.SharedKernel) runs the notebooks one
+after another against one server; each notebook starts from an empty namespace (`%reset -f`), as
+in a fresh kernel but without importing the SDK again (about 3 CPU-seconds a kernel). No
+notebook sets a module's attributes or the environment, and nbval runs each in a kernel of its
+own. (Two kernels side by side, with the slices this short, cost ~4 CPU-s more and did not
+finish sooner on a busy machine.)
 """
 
 from __future__ import annotations
 
 import ast
-import asyncio
 import functools
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
-from notebook_code import backend_slice, code_cells
+from notebook_code import SharedKernel, backend_slice, code_cells
 
 from agentlab.llm import describe_backend
 from agentlab.llm.serve import start_server
@@ -72,44 +70,22 @@ def claude_environment(url: str) -> dict[str, str]:
 def execute(paths: list[Path]) -> dict[str, tuple[str, int, float]]:
     """Run the backend's slice of notebooks one after another in one kernel against one server,
     each from an empty namespace: by name, (the error, or "" if every cell ran; the model calls the
-    server answered for it; seconds taken). A kernel that dies is replaced for the notebooks after it."""
+    server answered for it; seconds taken)."""
     results: dict[str, tuple[str, int, float]] = {}
     with start_server() as server:
-        client = NotebookClient(
-            nbformat.v4.new_notebook(),
-            timeout=CELL_SECONDS,
-            kernel_name="python3",
-            shutdown_kernel="immediate",
-            resources={"metadata": {"path": str(KIT / "notebooks")}},
-        )
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-
-        async def run_all() -> None:
-            while len(results) < len(paths):
-                async with client.async_setup_kernel(env=claude_environment(server.url), **quiet):
-                    for path in paths[len(results):]:
-                        results[path.name] = await run_one(path)
-                        if not await client.km.is_alive():
-                            break
-
-        async def run_one(path: Path) -> tuple[str, int, float]:
-            started, answered = time.perf_counter(), server.counts["answered"]
-            fresh = nbformat.v4.new_code_cell(f"%reset -f\n__import__('os').chdir({str(path.parent)!r})")
-            notebook = nbformat.read(path, as_version=4)
-            in_order = [(i, c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"]
-            client.reset_execution_trackers()
-            try:
-                client.nb = nbformat.v4.new_notebook(cells=[fresh])
-                await client.async_execute_cell(fresh, 0)  # an empty namespace, in the notebook's folder
-                client.nb = notebook
-                for index, cell in (in_order[n] for n in backend_cells(path)):
-                    await client.async_execute_cell(cell, index)
-                error = ""
-            except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
-                error = COLOURS.sub("", f"{type(e).__name__}: {e}")
-            return error, server.counts["answered"] - answered, time.perf_counter() - started
-
-        asyncio.run(run_all())
+        kernel = SharedKernel(env=claude_environment(server.url), timeout=CELL_SECONDS)
+        try:
+            for path in paths:
+                started, answered = time.perf_counter(), server.counts["answered"]
+                try:
+                    kernel.run(nbformat.read(path, as_version=4), path.parent, backend_cells(path))
+                    error = ""
+                except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
+                    error = COLOURS.sub("", f"{type(e).__name__}: {e}")
+                calls, seconds = server.counts["answered"] - answered, time.perf_counter() - started
+                results[path.name] = error, calls, seconds
+        finally:
+            kernel.close()
     return results
 
 
