@@ -356,7 +356,7 @@ def test_an_answer_that_only_claims_to_be_right_is_refused_with_what_it_is(exerc
     ids=["float-subclass", "str-subclass", "own-class", "nested", "fraction", "generator"],
 )
 def test_plain_names_what_is_not_plain_data_in_one_line(value, verdict):
-    from agentlab.course.checks import plain
+    from agentlab.course.checks.plain import plain
 
     _, said = plain(value)
     assert said.startswith(verdict) and "\n" not in said
@@ -367,7 +367,7 @@ def test_plain_takes_numpy_numbers_a_namedtuple_a_counter_and_the_kits_objects_a
 
     import numpy as np
 
-    from agentlab.course.checks import plain
+    from agentlab.course.checks.plain import plain
     from agentlab.plan import Plan, Step
 
     decision = namedtuple("Decision", "ok why")(True, "the clerk")
@@ -390,8 +390,8 @@ def test_a_check_refuses_a_function_returning_a_number_of_its_own_kind_in_one_li
 
 TRAPS = """
 import importlib, json, os
-from agentlab.course.grading import FORBIDDEN
-from agentlab.course.kernel import ForbiddenHelper, Kernel
+from agentlab.course.forbidden import FORBIDDEN, ForbiddenHelper
+from agentlab.course.kernel import Kernel
 
 kernel = Kernel(*os.pipe())
 kernel.forbid(FORBIDDEN)
@@ -422,7 +422,7 @@ def test_every_forbidden_helper_is_refused_in_one_line_while_its_exercise_runs_a
     import subprocess
     import sys
 
-    from agentlab.course.grading import FORBIDDEN
+    from agentlab.course.forbidden import FORBIDDEN
 
     done = subprocess.run([sys.executable, "-c", TRAPS], capture_output=True, text=True, timeout=120)
     said = json.loads(done.stdout)

@@ -8,7 +8,7 @@ import notebook_code
 import pytest
 
 from agentlab.course.checks import check
-from agentlab.course.grading import FORBIDDEN
+from agentlab.course.forbidden import FORBIDDEN
 from agentlab.course.hidden import cases_for
 
 notebook_code.skip_without_solutions()

@@ -10,8 +10,8 @@ Nothing the notebook's own kernel says decides a grade. For each notebook the gr
 3. runs the exercise's cases, and the instructor's extra grading cases (`course/hidden/`), in the
    grader's own process, with the kit unpatched. The learner's function is called in the sandbox
    and its answer comes back as plain data (`wire`): the grader compares values, never objects of
-   the learner's making. A helper the exercise forbids (`plan.critical_path` in 02.critical-path)
-   raises while that exercise's function runs.
+   the learner's making. A helper the exercise forbids (`plan.critical_path` in 02.critical-path,
+   listed in `forbidden`) raises while that exercise's function runs.
 
 An exercise's status:
 
@@ -53,30 +53,13 @@ from agentlab.course.checks import (
     unwritten,
 )
 from agentlab.course.exercises import CHECK_CALL, METADATA
+from agentlab.course.forbidden import FORBIDDEN
 
 STATUSES = ("passed", "failed", "not done", "error")
 NUMBER = re.compile(r"(?<!\d)(\d\d)_")
 IPYTHON_FILE = re.compile(r"\((?:<ipython-input-[^>]*>|\d+\.py), line (\d+)\)")  # noise in a SyntaxError
 RESTARTS = 2  # a kernel that a learner's function ends is started again this often, then cases fail
 BIG_FILE = 20 * 2**20  # files in a learner's folder larger than this stay out of the sandbox's copy
-
-# Helpers an exercise asks the learner not to call (its text says so): module:attribute.
-FORBIDDEN = {
-    "02.critical-path": ["agentlab.plan:Plan.critical_path"],
-    "02.makespan": ["agentlab.schedule:virtual_schedule", "agentlab.run:run_plan"],
-    "04.retry-then-reroute": ["agentlab.run:run_plan"],  # "does this for you; write it once yourself"
-    "05.team-calls": ["agentlab.hierarchy:Hierarchy.solve"],  # "without running anything"
-    "05.rollup": ["agentlab.hierarchy:rollup", "agentlab.hierarchy:Node.own_calls"],
-    "06.crossover": ["agentlab.experiments:longest_winning_chain"],
-    "07.router-share": ["agentlab.routing:random_router", "agentlab.routing:perfect_router"],
-    "11.cache-bill": ["agentlab.llm.usage:cost", "agentlab.llm.usage:usage_report"],
-    "11.first-step": [
-        "agentlab.plan:Plan.critical_path",
-        "agentlab.schedule:virtual_schedule",
-        "agentlab.run:run_plan",
-    ],
-}
-
 
 @dataclass(frozen=True)
 class Result:

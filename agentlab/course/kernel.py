@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from agentlab.course import wire
-from agentlab.course.checks import ForbiddenHelper, refusal
+from agentlab.course.forbidden import ForbiddenHelper, refusal
 
 
 class GraderRef:
