@@ -6,7 +6,8 @@ Nothing the notebook's own kernel says decides a grade. For each notebook the gr
    `kernel`): it sees the kit read-only without the grading cases, a copy of the learner's own
    folder, nothing else; `check(...)` does nothing there;
 2. takes out what the learner defined for each exercise, by the name the kit's exercise notebook
-   gives it (`longest_chain` for `02.critical-path`), whatever the learner's check cell now says;
+   gives it (`longest_chain` for `02.critical-path`, read by `cells`), whatever the learner's check
+   cell now says;
 3. runs the exercise's cases, and the instructor's extra grading cases (`course/hidden/`), in the
    grader's own process, with the kit unpatched. The learner's function is called in the sandbox
    and its answer comes back as plain data (`wire`): the grader compares values, never objects of
@@ -29,7 +30,6 @@ registered for 06); a notebook that holds another number's exercises says so.
 
 from __future__ import annotations
 
-import ast
 import itertools
 import json
 import re
@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.course import wire
+from agentlab.course.cells import Cell, answer_names, named, read_cells
 from agentlab.course.checks import (
     CASE_SECONDS,
     MOVED,
@@ -52,7 +53,6 @@ from agentlab.course.checks import (
     is_stub,
     unwritten,
 )
-from agentlab.course.exercises import CHECK_CALL, METADATA
 from agentlab.course.forbidden import FORBIDDEN
 
 STATUSES = ("passed", "failed", "not done", "error")
@@ -144,30 +144,6 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
     return graded
 
 
-@dataclass(frozen=True)
-class Cell:
-    kind: str
-    source: str
-    checks: tuple[str, ...] = ()  # the exercises a check cell names in its metadata
-
-
-def read_cells(path: Path) -> list[Cell]:
-    """A notebook's cells, read as the JSON it is (nbformat's validator takes seconds to import)."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
-        raise ValueError("no list of cells in it (an nbformat 4 notebook is expected)")
-    cells = []
-    for cell in data["cells"]:
-        if not isinstance(cell, dict):
-            raise ValueError("a cell that is not a JSON object")
-        source = cell.get("source", "")
-        source = "".join(map(str, source)) if isinstance(source, list) else str(source)
-        meta = cell.get("metadata") if isinstance(cell.get("metadata"), dict) else {}
-        named = (meta.get(METADATA) or {}).get("checks", []) if isinstance(meta.get(METADATA), dict) else []
-        cells.append(Cell(str(cell.get("cell_type", "")), source, tuple(map(str, named))))
-    return cells
-
-
 def old_numbering(path: Path | str, nb: list[Cell]) -> str:
     """Why `nb` is an exercise notebook saved before the course was renumbered, naming where its
     exercises are now; "" if it is not one. Grading it as the new notebook of its number would mark
@@ -179,9 +155,7 @@ def old_numbering(path: Path | str, nb: list[Cell]) -> str:
                 f"{old} is from before the course was renumbered: it is now exercises/{new}.ipynb; "
                 "copy your answers there"
             )
-    ids = {i for c in nb for i in c.checks}
-    ids |= {i for c in nb if c.kind == "code" for i in CHECK_CALL.findall(c.source)}
-    old_ids = sorted(i for i in ids if i in MOVED)
+    old_ids = sorted(i for i in named(nb) if i in MOVED)
     if not old_ids:
         return ""
     where = sorted({f"exercises/{NAMES[MOVED[i][:2]]}.ipynb" for i in old_ids})
@@ -192,38 +166,8 @@ def old_numbering(path: Path | str, nb: list[Cell]) -> str:
 def holds_another(nb: list[Cell], number: str) -> str | None:
     """The number of the exercise notebook this one really is, when its check cells all name
     another notebook's exercises (an 05 saved as 06_….ipynb), else None."""
-    named = {e.split(".")[0] for c in nb for e in c.checks}
-    named |= {e.split(".")[0] for c in nb if c.kind == "code" for e in CHECK_CALL.findall(c.source)}
-    named &= set(NOTEBOOKS)
-    return min(named) if named and number not in named else None
-
-
-def answer_names(number: str, root: Path | str | None, nb: list[Cell]) -> dict[str, str]:
-    """exercise -> the name its answer has: from the kit's own exercise notebook (`check("02.x", name)`),
-    or, without the kit's folder, from the learner's check cells."""
-    sources = [c.source for c in nb if c.kind == "code"]
-    kits = [Path(root)] if root else []
-    for kit in [*kits, Path(__file__).resolve().parents[2]]:
-        found = sorted((kit / "exercises").glob(f"{number}_*.ipynb"))
-        if found:
-            sources = [c.source for c in read_cells(found[0]) if c.kind == "code"]
-            break
-    names: dict[str, str] = {}
-    for source in sources:
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and getattr(node.func, "id", "") == "check"
-                and len(node.args) == 2
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[1], ast.Name)
-            ):
-                names.setdefault(str(node.args[0].value), node.args[1].id)
-    return names
+    numbers = {e.split(".")[0] for e in named(nb)} & set(NOTEBOOKS)
+    return min(numbers) if numbers and number not in numbers else None
 
 
 def learner_copy(notebook: Path, into: Path) -> Path:
