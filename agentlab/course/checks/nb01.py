@@ -6,29 +6,22 @@
   step to a stand-in role;
 - `01.hierarchy`: a manager, a sub-planner per chunk and a top synthesizer, with every
   LLM-equivalent call counted, for plan shapes the notebook never shows;
-- `01.when-hierarchy`: which situations repay a hierarchy's extra coordination rounds.
+- `01.when-hierarchy`: which situations repay a hierarchy's extra coordination rounds;
+- `01.reconcile`: a synthesizer that keeps the majority's value of each claim, and cites.
 
-The executors, planners and synthesizers handed to the learner's code here record every call,
-so the cases judge what the code did, not what it printed.
+The executors, planners and synthesizers handed to the learner's code record every call (they are
+in `_nb01_recorders.py`), so the cases judge what the code did, not what it printed.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agentlab.course.checks import Case, attempt, exercise
+from agentlab.course.checks._nb01_recorders import Recorder, Runs, asked, quietly
 from agentlab.plan import Plan, Step
-
-
-def _quietly(function: Callable, *args: Any) -> tuple[Any, str]:
-    """`attempt(function, *args)` with its prints swallowed: the cases report what happened."""
-    with contextlib.redirect_stdout(io.StringIO()):
-        return attempt(function, *args)
-
 
 # --- 01.concerns --------------------------------------------------------------------------------
 
@@ -68,28 +61,6 @@ def concerns(answer: Any) -> Iterator[Case]:
 # --- 01.sentinel --------------------------------------------------------------------------------
 
 
-def _executor(role: str, log: list, answers: Mapping[str, str] | None = None) -> Callable:
-    """A stub executor that records (role, step id, context) and answers with a traceable text;
-    `answers` maps an instruction to a fixed answer (a FAILED sentinel, say)."""
-    answers = dict(answers or {})
-
-    def act(step: Step, context: Mapping[str, str]) -> str:
-        log.append((role, step.id, dict(context)))
-        if step.instruction in answers:
-            return answers[step.instruction]
-        if context:
-            return f"{role}({step.id}) from " + "; ".join(f"{k}={v}" for k, v in context.items())
-        return f"{role}({step.id})"
-
-    act.role = role  # type: ignore[attr-defined]  # so a changed team can be shown
-    return act
-
-
-def _team(log: list, **answers: Mapping[str, str]) -> dict[str, Callable]:
-    roles = ("researcher", "coder", "critic", "writer", "generalist")
-    return {role: _executor(role, log, answers.get(role)) for role in roles}
-
-
 _REPORT = Plan(
     [
         Step("s1", "researcher", "Collect three facts."),
@@ -121,33 +92,6 @@ _EVERYONE = {
 }
 
 
-class _Runs:
-    """Runs the learner's loop on recording teams, and notes every run after which the team or the
-    stand-in map it was handed had changed (dicts the caller owns, and may use again)."""
-
-    def __init__(self, run: Callable):
-        self.run, self.changed = run, []
-
-    def __call__(self, plan: Plan, stand_in: Mapping[str, str], **answers) -> tuple:
-        log: list = []
-        team, stand_in = _team(log, **answers), dict(stand_in)
-        before = (dict(team), dict(stand_in))
-        outputs, error = _quietly(self.run, plan, team, stand_in)
-        if (team, stand_in) != before:
-            now = {
-                role: getattr(act, "role", "?")
-                for role, act in team.items()
-                if before[0].get(role) is not act
-            }
-            what = f"team changed: {now}" if team != before[0] else f"stand-in map changed: {stand_in}"
-            self.changed.append(f"after a run where the {'/'.join(sorted(answers))} failed, the {what}")
-        return outputs, error, log
-
-
-def _asked(log: list, step_id: str) -> list[str]:
-    return [role for role, sid, _ in log if sid == step_id]
-
-
 @exercise(
     "01.sentinel",
     "Notice a FAILED answer and reroute the step",
@@ -157,14 +101,14 @@ def _asked(log: list, step_id: str) -> list[str]:
     "in or the stand-in fails too",
 )
 def sentinel(run: Callable) -> Iterator[Case]:
-    runs = _Runs(run)
+    runs = Runs(run)
     fails = {"coder": {"Sketch the core loop.": "FAILED: the code sandbox is down"}}
     outputs, error, log = runs(_REPORT, {"coder": "generalist"}, **fails)
     ok = not error and isinstance(outputs, Mapping)
     yield Case(
         "a coder that answers 'FAILED: ...' is asked first, then its step goes to the stand-in",
-        ok and _asked(log, "s2") == ["coder", "generalist"] and outputs.get("s2") == "generalist(s2)",
-        error or f"s2 was asked of {_asked(log, 's2')} and stored as {_get(outputs, 's2')!r}",
+        ok and asked(log, "s2") == ["coder", "generalist"] and outputs.get("s2") == "generalist(s2)",
+        error or f"s2 was asked of {asked(log, 's2')} and stored as {_get(outputs, 's2')!r}",
     )
     complete = ok and set(outputs) == set(_REPORT.ids) and "generalist(s2)" in str(outputs.get("s4", ""))
     yield Case(
@@ -177,26 +121,26 @@ def sentinel(run: Callable) -> Iterator[Case]:
     outputs, error, log = runs(_TWO_LOOKUPS, _EVERYONE, **fails)
     yield Case(
         "a bare 'FAILED' from the last step of its role: that step is rerouted",
-        not error and _asked(log, "a") == ["researcher"] and _asked(log, "b") == ["researcher", "generalist"],
-        error or f"step a was asked of {_asked(log, 'a')}, step b of {_asked(log, 'b')}",
+        not error and asked(log, "a") == ["researcher"] and asked(log, "b") == ["researcher", "generalist"],
+        error or f"step a was asked of {asked(log, 'a')}, step b of {asked(log, 'b')}",
     )
     fails = {"coder": {"Sketch the loop.": "FAILED: out of memory"}}
     outputs, error, log = runs(_THREE_SKETCHES, _EVERYONE, **fails)
-    later = {sid: _asked(log, sid) for sid in ("k2", "k3")}
+    later = {sid: asked(log, sid) for sid in ("k2", "k3")}
     yield Case(
         "a role's first step fails: its later steps still go to that role, not to the stand-in",
         not error
-        and _asked(log, "k1") == ["coder", "generalist"]
+        and asked(log, "k1") == ["coder", "generalist"]
         and later == {"k2": ["coder"], "k3": ["coder"]},
-        error or f"k1 was asked of {_asked(log, 'k1')}, the later coder steps of {later}",
+        error or f"k1 was asked of {asked(log, 'k1')}, the later coder steps of {later}",
     )
 
     fails = {"researcher": {"Look up the first island.": "FAILED: no such island"}}
     outputs, error, log = runs(_TWO_LOOKUPS, {"researcher": "critic", "writer": "generalist"}, **fails)
     yield Case(
         "a stand-in other than the generalist: the step goes to the role the map names",
-        not error and _asked(log, "a") == ["researcher", "critic"],
-        error or f"step a was asked of {_asked(log, 'a')}",
+        not error and asked(log, "a") == ["researcher", "critic"],
+        error or f"step a was asked of {asked(log, 'a')}",
     )
 
     fails = {"critic": {"Name the biggest risk.": "FAILED: no opinion"}}
@@ -253,49 +197,6 @@ def _get(outputs: Any, step_id: str) -> Any:
 # --- 01.hierarchy -------------------------------------------------------------------------------
 
 
-class _Recorder:
-    """A manager, a sub-planner, executors and a synthesizer for a given shape of chunks, each
-    counting its calls. Every sub-plan uses the ids s1, s2, ... so chunks share step ids; with
-    `summary_first`, each sub-plan is written with its summing-up step first."""
-
-    def __init__(self, sizes: list[int], summary_first: bool = False):
-        self.sizes, self.summary_first, self.calls = sizes, summary_first, Counter()
-        self.given: list[tuple[str, str, dict]] = []  # (chunk, step id, context) per executor call
-        self.synthesized: list[list[str]] = []
-
-    def manager(self, task: str) -> list[str]:
-        self.calls["manager"] += 1
-        return [f"chunk {i + 1}" for i in range(len(self.sizes))]
-
-    def sub_planner(self, chunk: str) -> Plan:
-        self.calls["sub-planner"] += 1
-        n = self.sizes[int(chunk.split()[-1]) - 1]
-        steps = [
-            Step(f"s{i}", "worker", f"{chunk}: part {i}.", depends_on=[f"s{i - 1}"] if i > 1 else [])
-            for i in range(1, n)
-        ]
-        summary = Step(f"s{n}", "lead", f"{chunk}: sum up.", depends_on=[f"s{i}" for i in range(1, n)])
-        return Plan([summary, *steps] if self.summary_first else [*steps, summary])
-
-    def team(self) -> dict[str, Callable]:
-        def act(step: Step, context: Mapping[str, str]) -> str:
-            self.calls["executor"] += 1
-            chunk = step.instruction.split(":")[0]
-            self.given.append((chunk, step.id, dict(context)))
-            return f"{chunk}/{step.id}"
-
-        return {"worker": act, "lead": act}
-
-    def synthesize(self, task: str, results: list[str]) -> str:
-        self.calls["synthesizer"] += 1
-        self.synthesized.append(list(results))
-        return "TOP REPORT: " + " + ".join(results)
-
-    def expected(self) -> dict[str, int]:
-        k = len(self.sizes)
-        return {"manager": 1, "sub-planner": k, "executor": sum(self.sizes), "synthesizer": 1}
-
-
 def _counts(calls: Any) -> dict[str, int] | None:
     if not isinstance(calls, Mapping):
         return None
@@ -313,8 +214,8 @@ def _counts(calls: Any) -> dict[str, int] | None:
 )
 def hierarchy(run_hierarchy: Callable) -> Iterator[Case]:
     for sizes, summary_first in (([3, 2], False), ([1], False), ([4, 1, 3], False), ([2, 3], True)):
-        r = _Recorder(sizes, summary_first)
-        result, error = _quietly(
+        r = Recorder(sizes, summary_first)
+        result, error = quietly(
             run_hierarchy, "Write the report.", r.manager, r.sub_planner, r.team(), r.synthesize
         )
         shape = f"chunks of {'+'.join(map(str, sizes))} steps"
