@@ -5,28 +5,32 @@
 - `04.retry-then-reroute`: one step tried by its role up to 1 + retries times, then once by a
   stand-in, every attempt judged by the kit's monitor;
 - `04.installments`: a run paid for in installments, a call budget at a time, resumed from its
-  checkpoint until it ends.
+  checkpoint until it ends;
+- `04.message-key`: the key that lets a step's message go out once, however often the step runs.
 
-The agents, steps and tasks are built here; the reference for recovery and resuming is what
-the kit's `run_plan` and `orchestrate` do with the same pieces.
+The steps and tasks are built here, the agents and runs in `_nb04_runs.py`; the reference for
+recovery and resuming is what the kit's `run_plan` and `orchestrate` do with the same pieces.
 """
 
 from __future__ import annotations
 
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from agentlab.agents import Agent, world_team
 from agentlab.course.checks import Case, attempt, exercise
-from agentlab.llm import SimulatedLLM
+from agentlab.course.checks._nb04_runs import (
+    WRONG,
+    attempt_bounded,
+    pay_installments,
+    scripted,
+    sends,
+    straight_run,
+)
 from agentlab.plan import Step
-from agentlab.planners import LLMPlanner
-from agentlab.run import Run, orchestrate
+from agentlab.run import Run
 from agentlab.world import sample_tasks
 
 # --- 04.total-check -------------------------------------------------------------------------------
@@ -92,7 +96,7 @@ _TOTALS_FINE = (
     ),
     ("a step that asks no question", _NO_QUESTION, "Hollin: 215 people.", {"s1": "215"}),
 )
-_TOTALS_WRONG = (
+_TOTALSWRONG = (
     ("a call that subtracts where the question adds (the tool's result, -30)", _SWAPPED_CALL, "-30", _PARTS),
     ("an agent's total smaller than one of its parts", _SUM_BY_AGENT, "600", _PARTS),
     ("a total that is not a number", _SUM_CALL, "about a thousand", _PARTS),
@@ -114,18 +118,13 @@ def total_check(validator: Callable) -> Iterator[Case]:
     for what, step, output, context in _TOTALS_FINE:
         got, error = attempt(validator, step, output, dict(context))
         yield Case(f"{what}: no objection", not error and not got, error or f"objected: {got!r}")
-    for what, step, output, context in _TOTALS_WRONG:
+    for what, step, output, context in _TOTALSWRONG:
         got, error = attempt(validator, step, output, dict(context))
         right = not error and isinstance(got, str) and bool(got.strip())
         yield Case(f"{what}: a problem, said in words", right, error or f"returned {got!r}")
 
 
 # --- 04.retry-then-reroute ------------------------------------------------------------------------
-
-
-class _Runaway(BaseException):
-    """Raised by a scripted agent asked far too often: the loop under test has no bound.
-    (A BaseException, so that the learner's own `except Exception` cannot swallow it.)"""
 
 
 _STEP = Step(
@@ -137,36 +136,10 @@ _STEP = Step(
     args={"entity": "$s1", "attribute": "harbour master"},
 )
 _CONTEXT = {"s1": "Westwick"}
-_WRONG = "9999"
 
 
 def _no_9999(step: Step, output: str, context: Mapping[str, str]) -> str | None:
-    return "9999 is the records' placeholder, not a value" if output.strip() == _WRONG else None
-
-
-def _scripted(role: str, script: tuple[str, ...], log: list) -> Agent:
-    """An agent whose n-th attempt does script[n] (the last entry repeats): "ok", "raise",
-    "FAILED" (the sentinel) or "wrong" (an answer the check `no_9999` rejects)."""
-
-    def act(step: Step, context: Mapping[str, str]) -> str:
-        n = sum(1 for entry in log if entry[0] == role)
-        log.append((role, step, dict(context)))
-        if len(log) > 30:
-            raise _Runaway("more than 30 attempts at one step: does the loop have a bound?")
-        what = script[min(n, len(script) - 1)]
-        if what == "raise":
-            raise ConnectionError("the records service did not answer")
-        return {"FAILED": "FAILED: cannot find it", "wrong": _WRONG}.get(what, f"the {role}'s answer")
-
-    return Agent(role, act)
-
-
-def _bounded(recover: Callable, *args: Any) -> tuple[Any, str]:
-    """`attempt(recover, *args)`, with a runaway loop reported as a failed case."""
-    try:
-        return attempt(recover, *args)
-    except _Runaway as runaway:
-        return None, str(runaway)
+    return "9999 is the records' placeholder, not a value" if output.strip() == WRONG else None
 
 
 def _kinds(attempts: Any) -> list | None:
@@ -240,11 +213,11 @@ def retry_then_reroute(recover: Callable) -> Iterator[Case]:
     for what, script, backup_script, retries, has_stand_in, want in _RECOVERY_CASES:
         log: list = []
         team = {
-            "researcher": _scripted("researcher", script, log),
-            "backup": _scripted("backup", backup_script, log),
+            "researcher": scripted("researcher", script, log),
+            "backup": scripted("backup", backup_script, log),
         }
         stand_in = {"researcher": "backup"} if has_stand_in else {}
-        got, error = _bounded(recover, _STEP, dict(_CONTEXT), team, retries, stand_in, (_no_9999,))
+        got, error = attempt_bounded(recover, _STEP, dict(_CONTEXT), team, retries, stand_in, (_no_9999,))
         asked = Counter(role for role, _, _ in log)
         if want is None:
             bounded = asked["researcher"] == 1 + retries and asked["backup"] == (1 if has_stand_in else 0)
@@ -265,10 +238,10 @@ def retry_then_reroute(recover: Callable) -> Iterator[Case]:
         yield Case(what, right, error or f"returned {got!r}; asked {dict(asked)}")
     log = []
     team = {
-        "researcher": _scripted("researcher", ("raise",), log),
-        "backup": _scripted("backup", ("ok",), log),
+        "researcher": scripted("researcher", ("raise",), log),
+        "backup": scripted("backup", ("ok",), log),
     }
-    got, error = _bounded(recover, _STEP, dict(_CONTEXT), team, 1, {"researcher": "backup"}, ())
+    got, error = attempt_bounded(recover, _STEP, dict(_CONTEXT), team, 1, {"researcher": "backup"}, ())
     given = [(step, context) for role, step, context in log if role == "backup"]
     step, context = given[0] if given else (None, None)
     right = (
@@ -287,37 +260,6 @@ def retry_then_reroute(recover: Callable) -> Iterator[Case]:
 # --- 04.installments ------------------------------------------------------------------------------
 
 
-def _noting_team(llm: SimulatedLLM, asked: Counter, broken: str | None = None) -> dict[str, Agent]:
-    """The world team on `llm`; every step an agent runs is counted in `asked`; the `broken` role
-    raises on every step."""
-
-    def noting(agent: Agent) -> Agent:
-        def act(step: Step, context: Mapping[str, str]) -> Any:
-            asked[step.id] += 1
-            if agent.role == broken:
-                raise ConnectionError(f"the {broken} is down")
-            return agent(step, context)
-
-        return replace(agent, act=act)
-
-    return {role: noting(agent) for role, agent in world_team(llm).items()}
-
-
-def _installments(pay: Callable, task: str, per: int, max_installments: int = 20, broken: str | None = None):
-    llm, asked = SimulatedLLM(seed=0), Counter()
-    team = _noting_team(llm, asked, broken)
-    planner = LLMPlanner(llm, team, tool_steps=False)
-    with tempfile.TemporaryDirectory() as folder:
-        runs, error = attempt(pay, task, planner, team, Path(folder) / "run.json", per, max_installments)
-    return runs, error, asked
-
-
-def _straight(task: str) -> Run:
-    llm = SimulatedLLM(seed=0)
-    team = world_team(llm)
-    return orchestrate(task, LLMPlanner(llm, team, tool_steps=False), team)
-
-
 def _runs(runs: Any) -> bool:
     return isinstance(runs, list | tuple) and bool(runs) and all(isinstance(r, Run) for r in runs)
 
@@ -332,8 +274,8 @@ def _runs(runs: Any) -> bool:
 )
 def installments(pay: Callable) -> Iterator[Case]:
     chain = sample_tasks()[1].question
-    straight = _straight(chain)
-    runs, error, asked = _installments(pay, chain, 2)
+    straight = straight_run(chain)
+    runs, error, asked = pay_installments(pay, chain, 2)
     if error or not _runs(runs):
         yield Case(
             "a chain of lookups, 2 calls an installment: a list of runs", False, error or f"got {runs!r}"
@@ -359,36 +301,36 @@ def installments(pay: Callable) -> Iterator[Case]:
             f"{len(straight.calls)} calls, outputs {straight.outputs}",
         )
 
-    runs, error, _ = _installments(pay, chain, 100)
+    runs, error, _ = pay_installments(pay, chain, 100)
     yield Case(
         "a budget larger than the run: one installment",
         not error and _runs(runs) and len(runs) == 1 and runs[0].status == "done",
         error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
     )
-    runs, error, _ = _installments(pay, chain, 1)
+    runs, error, _ = pay_installments(pay, chain, 1)
     yield Case(
         "one call an installment: it still finishes",
         not error and _runs(runs) and runs[-1].status == "done",
         error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
     )
 
-    runs, error, _ = _installments(pay, chain, 2, broken="writer")
+    runs, error, _ = pay_installments(pay, chain, 2, broken="writer")
     ends = _runs(runs) and runs[-1].status == "failed" and all(r.status == "stopped" for r in runs[:-1])
     yield Case(
         "a step that fails for good: the run ends 'failed', and no installment is paid after that",
         not error and ends,
         error or f"{[getattr(r, 'status', r) for r in runs] if _runs(runs) else runs!r}",
     )
-    runs, error, _ = _installments(pay, chain, 2)
+    runs, error, _ = pay_installments(pay, chain, 2)
     if not error and _runs(runs) and runs[-1].status == "done":  # exactly as many installments as it needs
-        again, error, _ = _installments(pay, chain, 2, max_installments=len(runs))
+        again, error, _ = pay_installments(pay, chain, 2, max_installments=len(runs))
         yield Case(
             f"max_installments={len(runs)}, just what this run needs at 2 calls each: it finishes",
             not error and _runs(again) and again[-1].status == "done",
             error or f"{[getattr(r, 'status', r) for r in again] if _runs(again) else again!r}",
         )
     for bound in (2, 3):
-        runs, error, _ = _installments(pay, chain, 1, max_installments=bound)
+        runs, error, _ = pay_installments(pay, chain, 1, max_installments=bound)
         message = error.split(":", 1)[-1]
         yield Case(
             f"not finished within max_installments={bound}: an error that says what the bound was",
@@ -400,28 +342,6 @@ def installments(pay: Callable) -> Iterator[Case]:
 # --- 04.message-key -------------------------------------------------------------------------------
 
 _TASKS = ("Tell the governor the population of Varra.", "Tell the governor the area of Brindle.")
-
-
-def _sends(message_key: Callable, runs: list[tuple[str, Any, tuple[str, ...], int]]) -> tuple[Any, str]:
-    """Run each (task, plan, recipients, retries) with one shared outbox, every first reply lost;
-    return (the messages that went out, "") or (None, what went wrong)."""
-    from agentlab.effects import Outbox, notice_team
-    from agentlab.recovery import Retry
-    from agentlab.run import run_plan
-
-    outbox = Outbox()
-
-    def go():
-        for task, plan, to, retries in runs:
-            run = run_plan(plan, notice_team(outbox, task, message_key, to), task, recovery=[Retry(retries)])
-            if run.status != "done":
-                return f"a run ended {run.status!r}: {run.reason}"
-        return None
-
-    problem, error = attempt(go)
-    if error or problem:
-        return None, error or problem
-    return [(m["to"], m["text"]) for m in outbox.sent], ""
 
 
 def _two_notices():
@@ -457,7 +377,7 @@ def message_key(key: Callable) -> Iterator[Case]:
         ("the same task run again after a crash: nothing new goes out", [(task, one, gov, 1)] * 2, 1),
     ]
     for what, runs, want in checks:
-        sent, error = _sends(key, runs)
+        sent, error = sends(key, runs)
         recipients = {to for _, _, to, _ in runs for to in to}
         ok = not error and len(sent) == want and {to for to, _ in sent} == recipients
         to_whom = ", ".join(f"{n} to {to}" for to, n in Counter(to for to, _ in sent or []).items())
