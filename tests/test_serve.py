@@ -313,6 +313,16 @@ def test_it_starts_at_once_and_stop_cuts_a_slow_reply_short():
     assert replies[0][0] == 503
 
 
+def test_a_client_gone_mid_reply_is_counted_and_prints_no_traceback(server, capfd):
+    """What a handler raises when its client went away (a broken pipe mid-stream) is tallied as a
+    "handler error", not printed as a traceback on the console of `agentlab serve --log`."""
+    try:
+        raise BrokenPipeError("the client went away")
+    except BrokenPipeError:
+        server.handle_error(None, ("127.0.0.1", 1))
+    assert server.counts["handler errors"] == 1 and "Traceback" not in capfd.readouterr().err
+
+
 def test_a_model_sends_its_calls_down_one_connection_and_stop_ends_it():
     """HTTP/1.1 keep-alive, as the API: one connection per client, not one per call (each new one
     cost a connect and two server threads); a stopped server answers nothing more on it."""

@@ -168,7 +168,7 @@ class SimServer(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def handleerror_reply(self, request: Any, client_address: Any) -> None:
+    def handle_error(self, request: Any, client_address: Any) -> None:
         self.counts["handler errors"] += 1  # a client gone mid-reply, say: no traceback on the console
 
     # --- one request ------------------------------------------------------------------------
