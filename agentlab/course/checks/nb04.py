@@ -96,7 +96,7 @@ _TOTALS_FINE = (
     ),
     ("a step that asks no question", _NO_QUESTION, "Hollin: 215 people.", {"s1": "215"}),
 )
-_TOTALSWRONG = (
+_TOTALS_WRONG = (
     ("a call that subtracts where the question adds (the tool's result, -30)", _SWAPPED_CALL, "-30", _PARTS),
     ("an agent's total smaller than one of its parts", _SUM_BY_AGENT, "600", _PARTS),
     ("a total that is not a number", _SUM_CALL, "about a thousand", _PARTS),
@@ -118,7 +118,7 @@ def total_check(validator: Callable) -> Iterator[Case]:
     for what, step, output, context in _TOTALS_FINE:
         got, error = attempt(validator, step, output, dict(context))
         yield Case(f"{what}: no objection", not error and not got, error or f"objected: {got!r}")
-    for what, step, output, context in _TOTALSWRONG:
+    for what, step, output, context in _TOTALS_WRONG:
         got, error = attempt(validator, step, output, dict(context))
         right = not error and isinstance(got, str) and bool(got.strip())
         yield Case(f"{what}: a problem, said in words", right, error or f"returned {got!r}")
