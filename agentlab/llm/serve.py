@@ -41,22 +41,17 @@ connections kept open, a stream's events paced) is `serve_http`'s.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import socket
-import threading
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 from agentlab.llm import request, wire
 from agentlab.llm.anthropic import DEFAULT_EXECUTOR_MODEL, DEFAULT_PLANNER_MODEL
 from agentlab.llm.base import Completion
 from agentlab.llm.request import simulator_profile
-from agentlab.llm.serve_http import REQUEST_SECONDS, Handler, Reply, error_reply
+from agentlab.llm.serve_http import Reply, ReplyServer, error_reply
 from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
 from agentlab.llm.wire import to_message
 from agentlab.valid import number
@@ -64,7 +59,6 @@ from agentlab.valid import number
 FAULT_HEADER = "x-agentlab-fault"
 FAULTS = ("429", "500", "529", "broken", "shape", "slow")
 MAX_SLOW = 600.0  # seconds: the longest a slow reply may wait
-BACKLOG = 1024  # connections waiting to be accepted (a class of 50 connecting at once: 5 dropped some)
 MODELS = (DEFAULT_PLANNER_MODEL, DEFAULT_EXECUTOR_MODEL)  # listed besides the profiles
 WRONG_KEY = "invalid x-api-key (this server wants its own key)"
 ENDPOINTS = "this is agentlab serve, the simulator (not a real model): POST /v1/messages, GET /v1/models"
@@ -101,17 +95,12 @@ def parse_fault(text: str, where: str = "fault") -> ServerFault:
     return ServerFault(kind, number(value, f"{where}: seconds", minimum=0, maximum=most))
 
 
-class SimServer(ThreadingHTTPServer):
+class SimServer(ReplyServer):
     """The simulator (`SimulatedLLM(seed, error_rate)`) behind `POST /v1/messages` on 127.0.0.1.
 
-    Listening from construction; `start()` serves from a daemon thread, `serve_forever()` from
-    this one (the CLI's way: Ctrl-C ends it); `stop()` ends either and closes the socket. `log`
-    receives one line per request. Bad settings raise ValueError; a port in use, OSError.
+    A `ReplyServer`: listening from construction, `start()` / `serve_forever()`, `stop()`, `log`.
+    Bad settings raise ValueError; a port in use, OSError.
     """
-
-    daemon_threads = True  # a request still being answered never keeps the process alive
-    request_queue_size = BACKLOG
-    request_seconds = REQUEST_SECONDS
 
     def __init__(
         self,
@@ -130,46 +119,11 @@ class SimServer(ThreadingHTTPServer):
         self.fault = parse_fault(fault) if fault else None
         self.every = number(every, "every", minimum=1, whole=True)
         self.api_key, self.log = api_key, log
-        self.counts: Counter[str] = Counter()
-        self._lock, self._stopping = threading.Lock(), threading.Event()
-        self._open: set[socket.socket] = set()  # connections being served (a client keeps its own alive)
-        self._thread: threading.Thread | None = None
-        super().__init__(("127.0.0.1", number(port, "port", minimum=0, maximum=65535, whole=True)), Handler)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_port}"
+        super().__init__(number(port, "port", minimum=0, maximum=65535, whole=True))
 
     def __repr__(self) -> str:
         fault = f", fault={self.fault}, every={self.every}" if self.fault else ""
         return f"SimServer({self.url!r}, seed={self.llm.seed}, error_rate={self.llm.error_rate}{fault})"
-
-    def start(self) -> SimServer:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
-            self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving (seen within 0.05 s; a slow reply waiting is cut short) and close the socket."""
-        self._stopping.set()
-        if self._thread is not None:
-            self.shutdown()
-            self._thread.join(timeout=5)
-        with self._lock:  # a connection kept alive for a client's next request ends here too
-            for connection in self._open:
-                with contextlib.suppress(OSError):
-                    connection.shutdown(socket.SHUT_RD)
-        self.server_close()
-
-    def __enter__(self) -> SimServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        self.counts["handler errors"] += 1  # a client gone mid-reply, say: no traceback on the console
 
     # --- one request ------------------------------------------------------------------------
 

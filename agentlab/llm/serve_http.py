@@ -1,10 +1,11 @@
 """How `agentlab serve` moves bytes: each request read bounded in size and time, each Reply written.
 
 `serve.SimServer` decides what to answer (the API's routes, keys, faults and the simulator's
-message); this module is the HTTP around it, the part a class's load tests: a body over MAX_BODY
-gets a 413 (read first, so the client is there to read it), a client trickling its request is cut
-off after REQUEST_SECONDS, a connection is kept open for the client's next request (HTTP/1.1, as the
-API does), and a streamed answer's events leave each at its second, at the server's pace.
+message); this module is the HTTP around it, the part a class's load tests. `ReplyServer` listens
+on 127.0.0.1 with a long backlog, keeps each client's connection open for its next request
+(HTTP/1.1, as the API does) and ends them all on `stop()`; its `Handler` gives a body over MAX_BODY
+a 413 (read first, so the client is there to read it), cuts off a client trickling its request
+after REQUEST_SECONDS, and sends a streamed answer's events each at its second, at the server's pace.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import json
 import socket
 import threading
 import time
+from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from agentlab.llm.serve import SimServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
 
 MAX_BODY = 16 * 1024 * 1024  # bytes: a larger request gets a 413
 REQUEST_SECONDS = 30.0  # the longest a client may take to send a whole request
+BACKLOG = 1024  # connections waiting to be accepted (a class of 50 connecting at once: 5 dropped some)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,69 @@ def error_reply(status: int, kind: str, message: str, note: str = "", wait: floa
     return Reply(status, body, note or f"{status} {kind}: {message}", headers=headers)
 
 
+
+S = TypeVar("S", bound="ReplyServer")
+
+
+class ReplyServer(ThreadingHTTPServer):
+    """An HTTP server on 127.0.0.1 whose subclass decides each Reply: `answer` for a POST, `models`
+    for a GET. Listening from construction; `start()` serves from a daemon thread, `serve_forever()`
+    from this one (the CLI's way: Ctrl-C ends it); `stop()` ends either and closes the socket. `log`
+    receives one line per request; `counts` tallies "connections" and "handler errors"."""
+
+    daemon_threads = True  # a request still being answered never keeps the process alive
+    request_queue_size = BACKLOG
+    request_seconds = REQUEST_SECONDS
+    log: Callable[[str], None] | None = None
+    pace = 0.0  # real seconds per second a streamed event is due at (0: all at once)
+
+    def __init__(self, port: int):
+        self.counts: Counter[str] = Counter()
+        self._lock, self._stopping = threading.Lock(), threading.Event()
+        self._open: set[socket.socket] = set()  # connections being served (a client keeps its own alive)
+        self._thread: threading.Thread | None = None
+        super().__init__(("127.0.0.1", port), Handler)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_port}"
+
+    def start(self: S) -> S:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving (seen within 0.05 s; a slow reply waiting is cut short) and close the socket."""
+        self._stopping.set()
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(timeout=5)
+        with self._lock:  # a connection kept alive for a client's next request ends here too
+            for connection in self._open:
+                with contextlib.suppress(OSError):
+                    connection.shutdown(socket.SHUT_RD)
+        self.server_close()
+
+    def __enter__(self: S) -> S:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        self.counts["handler errors"] += 1  # a client gone mid-reply, say: no traceback on the console
+
+    def answer(self, path: str, headers: Mapping[str, str], raw: bytes) -> tuple[int, str, Reply]:
+        """The reply to one POST: (its number, a summary of the request, the Reply)."""
+        raise NotImplementedError
+
+    def models(self, path: str, headers: Mapping[str, str]) -> Reply:
+        """The reply to one GET."""
+        raise NotImplementedError
+
+
 class Handler(BaseHTTPRequestHandler):
     """The HTTP side: read each request (bounded in size and time), write the server's Reply.
 
@@ -51,7 +115,7 @@ class Handler(BaseHTTPRequestHandler):
     sends all of a model's calls down one connection instead of opening one per call.
     """
 
-    server: SimServer
+    server: ReplyServer
     timeout = REQUEST_SECONDS  # for each read; a whole request has REQUEST_SECONDS too
     server_version = "agentlab-serve"
     protocol_version = "HTTP/1.1"
