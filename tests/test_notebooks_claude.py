@@ -161,6 +161,18 @@ CLUSTER_CELLS = (  # notebook 10's cells that start the cluster and put model ca
 )
 
 
+def sdk_in_the_fork_server() -> None:
+    """Dask forks the workers from one server process (agentlab.cluster): have it import the SDK
+    once, so the two workers and the one restarted after the kill do not each import it (3 CPU-s
+    apiece) before their first call. Dask's own list is "distributed" and what it imports; a
+    server already running in this process (an earlier cluster's) keeps what it has."""
+    import dask
+    from distributed.utils import get_mp_context
+
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context().set_forkserver_preload(["distributed", "anthropic"])  # after Dask's own
+
+
 def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_workers(monkeypatch):
     """Notebook 10 builds `SimulatedLLM(...)` itself (so its stored outputs reproduce), so none of
     its calls go over HTTP in the whole-notebook runs above. Here its own cluster cells run
@@ -174,6 +186,7 @@ def test_notebook_10s_cluster_cells_run_on_the_claude_path_with_calls_on_the_wor
 
     from agentlab.llm import make_llm
 
+    sdk_in_the_fork_server()
     cells = code_cells(KIT / "notebooks" / "10_across_machines.ipynb")
     chosen = [next(c for c in cells if marker in c) for marker in CLUSTER_CELLS]
     chosen = [c.replace("make_tasks(20, seed=4)", "make_tasks(4, seed=4)") for c in chosen]
