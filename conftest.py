@@ -1,4 +1,5 @@
-"""Every test, and every notebook kernel nbval starts, runs on the simulated backend."""
+"""Every test, and every notebook kernel nbval starts, runs on the simulated backend; those kernels
+listen on Unix sockets, not TCP ports (tests/kernel_sockets.py says why)."""
 
 import os
 import socket
@@ -7,6 +8,14 @@ import pytest
 
 os.environ["AGENTLAB_BACKEND"] = "simulated"
 os.environ.pop("ANTHROPIC_API_KEY", None)
+
+
+def pytest_configure(config):
+    # nbval builds each notebook's kernel manager from this name: give it one on Unix sockets
+    import nbval.kernel
+    from kernel_sockets import UnixSocketKernelManager
+
+    nbval.kernel.KernelManager = UnixSocketKernelManager
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ extension, PNG bytes included: with matplotlib never imported, with figures kept
 from __future__ import annotations
 
 import pytest
-from jupyter_client.manager import start_new_kernel
+from nbval.kernel import start_new_kernel  # nbval's, so its kernel is on Unix sockets (conftest.py)
 
 SETUP = """
 import matplotlib.pyplot as plt

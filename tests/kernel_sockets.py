@@ -1,0 +1,52 @@
+"""Kernel managers for the tests: each kernel talks over Unix sockets in a path of its own, not TCP.
+
+jupyter_client gives a kernel its five TCP ports by binding port 0 and letting each go; the kernel
+binds them a moment later. Any process that binds port 0 in between (another worker's kernel, a
+Dask worker, a server a test starts) can take one, and the kernel dies before it replies ("Kernel
+died before replying to kernel_info", jupyter/jupyter_client#487). That killed a kernel in about
+one `make test` in twenty. Three processes starting 25 kernels each while a fourth bound ports:
+5 of 75 died on TCP, 0 of 75 on Unix sockets. conftest.py hands these managers to nbval.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import uuid
+
+from jupyter_client import AsyncKernelManager, KernelManager
+from traitlets import HasTraits, default
+
+_FOLDER: list[str] = []  # made on first use, removed when the process ends
+
+
+def socket_folder() -> str:
+    """The folder where this process's kernels keep their sockets."""
+    if not _FOLDER:
+        _FOLDER.append(tempfile.mkdtemp(prefix="kernels-"))
+        atexit.register(shutil.rmtree, _FOLDER[0], True)
+    return _FOLDER[0]
+
+
+class _OnUnixSockets(HasTraits):
+    @default("transport")
+    def _unix_sockets(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _socket_path(self) -> str:
+        """The kernel's sockets are this path with -1 to -5 after it. jupyter_client's own default,
+        "kernel-ipc", is relative: kernels started from one folder would share their sockets."""
+        if self.transport != "ipc":
+            return super()._ip_default()
+        return os.path.join(socket_folder(), uuid.uuid4().hex[:12])
+
+
+class UnixSocketKernelManager(_OnUnixSockets, KernelManager):
+    """A `KernelManager` whose kernel listens on no TCP port."""
+
+
+class AsyncUnixSocketKernelManager(_OnUnixSockets, AsyncKernelManager):
+    """An `AsyncKernelManager` whose kernel listens on no TCP port."""
