@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from jupyter_core.utils import run_sync
+from kernel_sockets import AsyncUnixSocketKernelManager
 from nbclient import NotebookClient
 
 from agentlab.course import exercises
@@ -395,13 +396,17 @@ class SharedKernel:
     """One kernel for many notebooks: starting one costs more CPU than most notebooks' cells. Each
     run starts from an empty namespace (`%reset -f`) in the notebook's folder, as in a fresh
     kernel, but the modules already imported stay loaded (as for a learner who opens a second
-    notebook). A kernel that died is replaced at the next run. `env`: the kernel's environment
-    (this process's if None)."""
+    notebook). A kernel that died is replaced at the next run; it listens on Unix sockets, as
+    nbval's do (kernel_sockets.py says why). `env`: the kernel's environment (this process's if None)."""
 
     def __init__(self, env: dict[str, str] | None = None, timeout: int = 120) -> None:
         self.env = env
         self.client = NotebookClient(
-            nbformat.v4.new_notebook(), timeout=timeout, kernel_name="python3", shutdown_kernel="immediate"
+            nbformat.v4.new_notebook(),
+            timeout=timeout,
+            kernel_name="python3",
+            kernel_manager_class=AsyncUnixSocketKernelManager,
+            shutdown_kernel="immediate",
         )
 
     def run(self, notebook: nbformat.NotebookNode, folder: Path, cells: list[int] | None = None) -> None:
