@@ -69,6 +69,36 @@ def test_a_stub_stops_with_not_implemented_error(square_exercise, capsys):
     assert "not written yet" in capsys.readouterr().out
 
 
+def test_an_untouched_stub_is_unwritten_before_any_case_is_worked_out(capsys):
+    # some exercises take a second to build their cases (07.pick runs its comparisons): a learner
+    # who runs an untouched exercise top to bottom should not wait for them
+    built = []
+
+    @exercise("99.slow", "A check whose cases are slow to build", hint="-")
+    def cases(answer):
+        built.append(True)
+        yield Case("a case", attempt(answer, 1)[0] == 1)
+
+    def stub(comparison):  # as the build writes it (exercises/07's `pick`)
+        """What the learner writes."""
+        raise NotImplementedError("Exercise: write this part, then run the cell again.")
+
+    def started(comparison):
+        """Written in part: the stub's line is still there, after the learner's first line."""
+        comparison = abs(comparison)
+        raise NotImplementedError(STUB_MESSAGE)
+
+    try:
+        with pytest.raises(NotImplementedError):
+            check("99.slow", stub)
+        assert "not written yet" in capsys.readouterr().out and built == []
+        with pytest.raises(NotImplementedError):
+            check("99.slow", started)  # runs the cases, which meet the stub: not written yet either
+        assert "not written yet" in capsys.readouterr().out and built == [True]
+    finally:
+        del REGISTRY["99.slow"]
+
+
 def test_an_unknown_exercise_names_the_known_ones(square_exercise):
     with pytest.raises(KeyError, match="no exercise '99.cube'; known: .*99.square"):
         check("99.cube", None)
