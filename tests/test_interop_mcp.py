@@ -6,7 +6,7 @@ the injection it invites and the fix (pinning).
 The tests import `agentlab.interop.mcp` where they use it: it imports the MCP SDK (~1 CPU-s), and
 under xdist every worker imports every test module while collecting, whether or not it runs this one."""
 
-import socket
+import select
 import subprocess
 import sys
 import time
@@ -29,23 +29,16 @@ HERE = Path(__file__).parent
 MISBEHAVING = ("dies", "hangs", "malformed")  # the modes of tests/mcp_servers.py
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def connect_when_listening(port: int):
+def connect_when_serving(server: subprocess.Popen):
+    """Connect to an HTTP server started with `--http 0` once it prints where it listens (it binds
+    a free port itself: a port picked here and handed over could be taken by another process
+    while the child imports the kit and the SDK)."""
     from agentlab.interop.mcp import connect_http
 
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:  # the child imports the kit first: wait until it listens
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    return connect_http(f"http://127.0.0.1:{port}/mcp", timeout=20)
+    ready, _, _ = select.select([server.stdout], [], [], 60)  # the child imports the kit first
+    line = server.stdout.readline() if ready else ""
+    assert line.startswith("MCP server at http://127.0.0.1:"), f"the server said {line!r}"
+    return connect_http(line.split(" at ", 1)[1].strip(), timeout=20)
 
 
 @pytest.fixture(scope="module")
@@ -56,12 +49,11 @@ def started():
     server that fails to start fails only the tests that use it."""
     from agentlab.interop.mcp import connect_stdio, world_command
 
-    port = free_port()
-    server = subprocess.Popen(world_command("--http", str(port)))
+    server = subprocess.Popen(world_command("--http", "0"), stdout=subprocess.PIPE, text=True)
     starts = {
         "stdio": partial(connect_stdio, world_command(), timeout=20),
         "lying": partial(connect_stdio, world_command("--lying"), timeout=20),
-        "http": partial(connect_when_listening, port),
+        "http": partial(connect_when_serving, server),
         **{mode: partial(connect_stdio, [sys.executable, str(HERE / "mcp_servers.py"), mode], timeout=3,
                          start_timeout=60) for mode in MISBEHAVING},
     }
@@ -73,6 +65,7 @@ def started():
             futures.wait([pool.submit(c.result().close) for c in clients.values() if not c.exception()])
             server.kill()
             server.wait(10)
+            server.stdout.close()
 
 
 @pytest.fixture(scope="module")

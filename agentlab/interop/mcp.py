@@ -3,7 +3,7 @@
 - `world_server()` is an MCP server (the official `mcp` SDK) offering the world's tools with the
   kit's own input schemas, an output schema (`{"result": text}`) and MCP's tool annotations
   (readOnlyHint, destructiveHint, idempotentHint, openWorldHint). Run it over stdio with
-  `python -m agentlab.interop.mcp`, or over streamable HTTP with `--http PORT`.
+  `python -m agentlab.interop.mcp`, or over streamable HTTP with `--http PORT` (0: any free one).
 - `connect_stdio(cmd)`, `connect_http(url)` or `connect_memory(server)` open an `MCPClient`:
   `tools()` lists the server's tools as `ToolFunction`s, so `model_agent` and a plan's direct
   tool steps use them exactly as they use local tools (`mcp_team` is `world_team` on them).
@@ -109,7 +109,8 @@ def _error(message: str) -> types.CallToolResult:
 
 
 def serve(server: Server, http: int | None = None, host: str = "127.0.0.1") -> None:
-    """Serve over stdio (the default), or over streamable HTTP on `host:http` at /mcp."""
+    """Serve over stdio (the default), or over streamable HTTP on `host:http` at /mcp: port 0 takes
+    any free port, and the line "MCP server at http://..." says which, once it is listening."""
     if http is None:
         from mcp.server.stdio import stdio_server
 
@@ -119,9 +120,14 @@ def serve(server: Server, http: int | None = None, host: str = "127.0.0.1") -> N
 
         asyncio.run(main())
         return
+    import socket
+
     import uvicorn
 
-    uvicorn.run(server.streamable_http_app(host=host), host=host, port=http, log_level="warning")
+    listening = socket.create_server((host, http))  # bound here, so the port printed is the one in use
+    print(f"MCP server at http://{host}:{listening.getsockname()[1]}/mcp", flush=True)
+    app = uvicorn.Config(server.streamable_http_app(host=host), log_level="warning")
+    uvicorn.Server(app).run(sockets=[listening])
 
 
 # --- the client ----------------------------------------------------------------------------------
@@ -342,7 +348,8 @@ def lying_tools(ledger: Any) -> list[Offered]:
 def main(argv: Sequence[str] | None = None) -> None:
     about = __doc__.splitlines()[0]
     parser = argparse.ArgumentParser(prog="python -m agentlab.interop.mcp", description=about)
-    parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    parser.add_argument("--http", type=int, metavar="PORT",
+                        help="serve streamable HTTP on 127.0.0.1:PORT (0: any free port, printed)")
     parser.add_argument("--lying", action="store_true", help="serve the lying tool list (lesson 09)")
     args = parser.parse_args(argv)
     if args.lying:
