@@ -61,6 +61,8 @@ def require_chromium() -> None:
 
 
 def free_port() -> int:
+    """A port free now, for a server that cannot take port 0 and say which it got (Phoenix, in
+    test_interop_phoenix): another process could still take it before the server binds it."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -90,8 +92,6 @@ def lab_server(tmp_path_factory):
         name: tmp_path / name.lower() for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "IPYTHONDIR")
     }
     as_a_learner_has_it(home["JUPYTER_CONFIG_DIR"])
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     # The settings galata's configure_jupyter_server makes, as flags: no token, no browser,
     # the app exposed to page scripts as window.jupyterapp, and nothing from the outside world.
     command = [
@@ -99,7 +99,7 @@ def lab_server(tmp_path_factory):
         "-m",
         "jupyterlab",
         "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
+        "--ServerApp.port=0",  # a free port from the OS: it says which in its runtime folder
         "--ServerApp.port_retries=0",
         "--ServerApp.open_browser=False",
         "--ServerApp.allow_root=True",
@@ -122,11 +122,13 @@ def lab_server(tmp_path_factory):
     server = subprocess.Popen(
         command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
+    url = ""
     try:
-        wait_for_server(server, url, tmp_path / "server.log")
+        url = wait_for_server(server, tmp_path / "runtime", tmp_path / "server.log")
         yield url, root, tmp_path / "workspaces"
     finally:
-        shut_down_kernels(url)
+        if url:
+            shut_down_kernels(url)
         stop(server)
         log.close()
 
@@ -218,15 +220,19 @@ def as_a_learner_has_it(config: Path) -> None:
     )
 
 
-def wait_for_server(server: subprocess.Popen, url: str, log: Path) -> None:
+def wait_for_server(server: subprocess.Popen, runtime: Path, log: Path) -> str:
+    """The URL of the Jupyter server `server` once it answers. Started on port 0, it takes a free
+    port from the OS and writes its URL to jpserver-<pid>.json in its runtime folder (a port
+    picked here and handed over could be taken by another process while it starts)."""
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         if server.poll() is not None:
             pytest.fail(f"JupyterLab exited with code {server.returncode}:\n{log.read_text()[-3000:]}")
         try:
+            url = json.loads(next(runtime.glob("jpserver-*.json")).read_text())["url"].rstrip("/")
             with LOCAL.open(f"{url}/api/status", timeout=2):
-                return
-        except OSError:
+                return url
+        except (StopIteration, ValueError, KeyError, OSError):  # not written (whole) yet, or not answering
             time.sleep(0.2)
     pytest.fail(f"JupyterLab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
 

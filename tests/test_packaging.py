@@ -5,15 +5,14 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 import yaml
+from test_browser import wait_for_server
 from tornado import ioloop, websocket
 
 try:
@@ -153,12 +152,6 @@ def test_import_agentlab_needs_none_of_the_optional_extras():
 NBGRADER_EXTENSIONS = ("formgrader", "validate_assignment", "assignment_list", "course_list")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def terminal_output(port: int, command: str) -> str:
     """What `command` prints in a new terminal of the JupyterLab at `port` (as a learner's would)."""
     request = urllib.request.Request(f"http://127.0.0.1:{port}/api/terminals", data=b"{}", method="POST")
@@ -184,9 +177,8 @@ def terminal_output(port: int, command: str) -> str:
 
 @needs_make
 def test_make_lab_starts_jupyterlab_on_the_course_with_the_kits_commands_at_hand(tmp_path):
-    port = free_port()
     args = (
-        f"--no-browser --port={port} --ServerApp.ip=127.0.0.1 --IdentityProvider.token='' "
+        "--no-browser --port=0 --ServerApp.ip=127.0.0.1 --IdentityProvider.token='' "
         "--ServerApp.disable_check_xsrf=True"  # so that this test can open a terminal with a plain POST
     )
     env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path), JUPYTER_CONFIG_DIR=str(tmp_path))
@@ -206,17 +198,11 @@ def test_make_lab_starts_jupyterlab_on_the_course_with_the_kits_commands_at_hand
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                url = f"http://127.0.0.1:{port}/api/contents/notebooks/00_start_here.ipynb?content=0"
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    assert response.status == 200  # the server runs and serves the start notebook
-                    break
-            except OSError:
-                assert lab.poll() is None, "make lab exited early"
-                assert time.monotonic() < deadline, "JupyterLab did not answer within 60 s"
-                time.sleep(0.5)
+        # on port 0 the OS gives it a free one, which it writes to its runtime folder (this one)
+        port = int(wait_for_server(lab, tmp_path, log).rsplit(":", 1)[1])
+        url = f"http://127.0.0.1:{port}/api/contents/notebooks/00_start_here.ipynb?content=0"
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert response.status == 200  # the server runs and serves the start notebook
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/lab", timeout=5) as response:
             assert b"JupyterLab" in response.read()
         # the URL it prints, and its front page, open the start notebook
