@@ -98,6 +98,10 @@ def submit(course: Path, student: str, wrong: tuple[str, str] | None = None) -> 
     nbformat.write(notebook, path)
 
 
+# autograde's kernels on Unix sockets, as nbval's (kernel_sockets.py): no TCP port to lose as they start
+ON_UNIX_SOCKETS = "--Execute.kernel_manager_class=kernel_sockets.AsyncUnixSocketKernelManager"
+
+
 def alembic_head() -> str:
     """What nbgrader's gradebook asks `alembic heads` for as it creates its database (the
     newest revision of nbgrader's own migrations), read by alembic in this process: the command
@@ -127,7 +131,7 @@ def test_real_nbgrader_releases_autogrades_and_gives_feedback(tmp_path, monkeypa
     assert "HIDDEN TESTS" not in released and "grade(" not in released and "BEGIN SOLUTION" not in released
     submit(course, "honest")
     submit(course, "wrong", WRONG)
-    nbgrader(capfd, "autograde", ASSIGNMENT)
+    nbgrader(capfd, "autograde", ASSIGNMENT, ON_UNIX_SOCKETS)
     assert scores(course, ASSIGNMENT) == {"honest": (3.0, 3.0), "wrong": (2.0, 3.0)}
     nbgrader(capfd, "generate_feedback", ASSIGNMENT)
     for student in ("honest", "wrong"):
