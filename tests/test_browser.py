@@ -20,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -112,11 +113,15 @@ def lab_server(tmp_path_factory):
         "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",  # the PyPI one starts node at every start to ask yarn
+        # kernels on Unix sockets, as nbval's (kernel_sockets.py), named after their connection
+        # files: a runtime folder with a short path keeps them within a socket path's 107 bytes
+        "--KernelManager.transport=ipc",
     ]
+    runtime = Path(tempfile.mkdtemp(prefix="lab-"))
     env = {
         **os.environ,
         **{k: str(v) for k, v in home.items()},
-        "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+        "JUPYTER_RUNTIME_DIR": str(runtime),
     }
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
@@ -124,13 +129,14 @@ def lab_server(tmp_path_factory):
     )
     url = ""
     try:
-        url = wait_for_server(server, tmp_path / "runtime", tmp_path / "server.log")
+        url = wait_for_server(server, runtime, tmp_path / "server.log")
         yield url, root, tmp_path / "workspaces"
     finally:
         if url:
             shut_down_kernels(url)
         stop(server)
         log.close()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
