@@ -394,7 +394,7 @@ def _check_types(s: Step, position: int) -> None:
         raise PlanError(f"step {name}: 'tool' must be a string, got {shown(s.tool)}")
     if not isinstance(s.args, Mapping):
         raise PlanError(f"step {name}: 'args' must be a mapping, got {shown(s.args)}")
-    if problem := json_problem(s.args):
+    if s.args and (problem := json_problem(s.args)):  # no args (most steps): nothing to walk
         raise PlanError(f"step {name}: 'args' {problem}")
     if s.duration is not None:
         number(s.duration, f"step {name}: 'duration'", minimum=0, error=PlanError)

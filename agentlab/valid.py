@@ -180,7 +180,7 @@ def json_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, str):
-            if lone := _SURROGATE.search(item):
+            if not item.isascii() and (lone := _SURROGATE.search(item)):
                 return f"holds text with a lone surrogate ({shown(lone.group())}): not Unicode text"
         elif isinstance(item, float) and not math.isfinite(item):
             return f"holds {item!r}, which JSON does not allow: numbers must be finite"
@@ -192,5 +192,6 @@ def json_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
             if isinstance(item, Mapping) and (bad := [k for k in item if not isinstance(k, str)]):
                 return f"has a name that is not a string: {shown(bad[0])}"
             inner = [*item.keys(), *item.values()] if isinstance(item, Mapping) else item
-            stack.extend((v, depth + 1) for v in inner)
+            # ASCII text, most of what a value holds, can have nothing wrong with it: not stacked
+            stack.extend((v, depth + 1) for v in inner if type(v) is not str or not v.isascii())
     return None

@@ -56,6 +56,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
+from json.encoder import encode_basestring
 from typing import Any
 
 from agentlab.llm import cache as caching
@@ -217,7 +218,8 @@ class SimulatedLLM:
     def _answer(self, digest, profile, system, messages, tools, schema, max_tokens, specs, shape) -> _Answer:
         """What the model says to a request, worked out: `complete` without the bookkeeping."""
         rng = random.Random(int(digest[:16], 16))
-        seen = _read(system, messages, tools)
+        texts = [_message_text(m) for m in messages]  # each read once: for what it says, and its tokens
+        seen = _read(system, messages, texts, tools)
         planning = _is_plan_request(schema)
         rate = min(1.0, self.error_rate * profile.errs_times(steps_needed(seen.request), planning))
         # drawn first, always, so the rate alone decides it; a call that errs may make these mistakes
@@ -241,7 +243,7 @@ class SimulatedLLM:
         output_tokens = count_tokens(text) + sum(count_tokens(_compact({"n": n, "i": a})) for n, a in calls)
         if output_tokens > max_tokens:  # cut off mid-answer, as a real model is
             text, calls, output_tokens, stop = text[: max_tokens * 4], (), max_tokens, "max_tokens"
-        prompt = [system, *(_message_text(m) for m in messages), *specs]
+        prompt = [system, *texts, *specs]
         if schema is not None:
             prompt.append(shape)
         usage = Usage(sum(count_tokens(part) for part in prompt), output_tokens)
@@ -308,7 +310,13 @@ def _profile(name: str) -> Profile:
 
 
 def _compact(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """`value` as compact JSON, keys sorted. Text, a whole number and None are written directly, as
+    the encoder would write them: its set-up for each call costs more than they do."""
+    if type(value) is str:
+        return encode_basestring(value)
+    if type(value) is int:
+        return int.__repr__(value)
+    return "null" if value is None else _ENCODER.encode(value)
 
 
 _SPECS: dict[int, tuple[Tool, str]] = {}  # id(tool) -> (the tool, kept so the id stays its own; its spec)
@@ -363,22 +371,23 @@ def _message_text(message: Message) -> str:
     return content if isinstance(content, str) else "\n".join(_block_text(b) for b in content)
 
 
-def _read(system: str, messages: Sequence[Message], tools: Sequence[Tool]) -> Conversation:
+def _read(
+    system: str, messages: Sequence[Message], texts: Sequence[str], tools: Sequence[Tool]
+) -> Conversation:
     """What the model reads in a conversation, in one pass: the user's messages (the first one, the
     first holding a failure report, the newest if it is the last message), and every tool call
-    made, with its result once one came back."""
+    made, with its result once one came back. `texts` are the messages' texts (`_message_text`)."""
     users, calls, asked, results = [], [], {}, []
-    for m in messages:
+    for m, text in zip(messages, texts, strict=True):
         if m.get("role") == "user":
-            users.append(_message_text(m))
+            users.append(text)
         content = m.get("content")
         for block in content if isinstance(content, list | tuple) else ():
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "tool_use":
+            kind = block.get("type") if isinstance(block, dict | Mapping) else None  # dict: no ABC check
+            if kind == "tool_use":
                 calls.append((block.get("name"), block.get("input", {})))
                 asked[block.get("id")] = calls[-1]
-            elif block.get("type") == "tool_result" and block.get("tool_use_id") in asked:
+            elif kind == "tool_result" and block.get("tool_use_id") in asked:
                 name, args = asked[block.get("tool_use_id")]
                 results.append((name, args, _block_text(block), bool(block.get("is_error"))))
     first = users[0] if users else ""

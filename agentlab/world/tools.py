@@ -34,7 +34,12 @@ class ToolError(ValueError):
 
 def name_key(text: str) -> str:
     """Names and labels compare case-blind, ignoring a leading "the", spaces and underscores."""
-    text = " ".join(str(text).replace("_", " ").split()).casefold()
+    return _name_key(str(text))
+
+
+@functools.lru_cache(maxsize=4096)  # the same few hundred names are keyed again at every turn
+def _name_key(text: str) -> str:
+    text = " ".join(text.replace("_", " ").split()).casefold()
     return text[4:] if text.startswith("the ") else text
 
 
