@@ -186,12 +186,13 @@ def json_problem(value: Any, limit: int = MAX_DEPTH) -> str | None:
             return f"holds {item!r}, which JSON does not allow: numbers must be finite"
         elif isinstance(item, int) and abs(item) >= _TOO_LONG:
             return f"holds an integer of more than {MAX_DIGITS} digits"
-        elif isinstance(item, Mapping | list | tuple):
+        elif isinstance(item, dict | list | tuple | Mapping):  # built-in types first: no ABC check
             if depth >= limit:
                 return f"is nested more than {limit} levels deep"
-            if isinstance(item, Mapping) and (bad := [k for k in item if not isinstance(k, str)]):
+            mapping = isinstance(item, dict | Mapping)
+            if mapping and (bad := [k for k in item if not isinstance(k, str)]):
                 return f"has a name that is not a string: {shown(bad[0])}"
-            inner = [*item.keys(), *item.values()] if isinstance(item, Mapping) else item
+            inner = [*item.keys(), *item.values()] if mapping else item
             # ASCII text, most of what a value holds, can have nothing wrong with it: not stacked
             stack.extend((v, depth + 1) for v in inner if type(v) is not str or not v.isascii())
     return None
