@@ -78,10 +78,13 @@ def shown_and_drawn(kc, cells: list[str], extension: bool) -> tuple[list[list[di
     run(kc, f"plt.close('all')\nuse_extension({extension})\nrenders = 0")
     try:
         shown = [run(kc, cell) for cell in cells]
-        [printed] = run(kc, "print(renders)")
+        # the count, from its stdout however many messages carry it: a loaded run once got two
+        # outputs here where one was expected (which two was not kept; ipykernel may send a
+        # print's digits and newline apart)
+        printed = "".join(out["text"] for out in run(kc, "print(renders)") if out.get("stream") == "stdout")
     finally:
         run(kc, "use_extension(True)")
-    return shown, int(printed["text"])
+    return shown, int(printed)
 
 
 def pngs(shown: list[list[dict]]) -> list[str]:
