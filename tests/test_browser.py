@@ -101,7 +101,6 @@ def lab_server(tmp_path_factory):
         "jupyterlab",
         "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port=0",  # a free port from the OS: it says which in its runtime folder
-        "--ServerApp.port_retries=0",
         "--ServerApp.open_browser=False",
         "--ServerApp.allow_root=True",
         f"--ServerApp.root_dir={root}",
