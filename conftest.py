@@ -13,9 +13,9 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 def pytest_configure(config):
     # nbval builds each notebook's kernel manager from this name: give it one on Unix sockets
     import nbval.kernel
-    from kernel_sockets import UnixSocketKernelManager
+    from kernel_sockets import ForkedKernelManager
 
-    nbval.kernel.KernelManager = UnixSocketKernelManager
+    nbval.kernel.KernelManager = ForkedKernelManager
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import uuid
+from typing import Any
 
 from jupyter_client import AsyncKernelManager, KernelManager
 from traitlets import HasTraits, default
@@ -50,3 +51,19 @@ class UnixSocketKernelManager(_OnUnixSockets, KernelManager):
 
 class AsyncUnixSocketKernelManager(_OnUnixSockets, AsyncKernelManager):
     """An `AsyncKernelManager` whose kernel listens on no TCP port."""
+
+
+class ForkedKernelManager(UnixSocketKernelManager):
+    """nbval's kernel manager: a kernel forked from the zygote where it can be, else started as usual."""
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+        streams = [kw.get(name) for name in ("stdin", "stdout", "stderr")]
+        from kernel_fork import launch
+
+        kernel = launch(kernel_cmd, kw["env"], kw.get("cwd"), streams)
+        if kernel is None:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        provisioner = self.provisioner
+        provisioner.process, provisioner.pid, provisioner.pgid = kernel, kernel.pid, kernel.pid
+        provisioner.cwd = kw.get("cwd") or os.getcwd()
+        self._reconcile_connection_info(provisioner.connection_info)

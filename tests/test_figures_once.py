@@ -7,7 +7,7 @@ extension, PNG bytes included: with matplotlib never imported, with figures kept
 from __future__ import annotations
 
 import pytest
-from nbval.kernel import start_new_kernel  # nbval's, so its kernel is on Unix sockets (conftest.py)
+from kernel_sockets import UnixSocketKernelManager
 
 SETUP = """
 import matplotlib.pyplot as plt
@@ -60,9 +60,14 @@ def run(kc, code: str) -> list[dict]:
 @pytest.fixture(scope="module")
 def kernel():
     """One kernel of this venv (the one nbval and JupyterLab start) for the whole file; what it had
-    loaded before any cell ran is kept as `kernel.at_start`."""
-    km, kc = start_new_kernel(kernel_name="python3")
+    loaded before any cell ran is kept as `kernel.at_start`. A fresh one, as a learner's is, not one
+    forked from nbval's zygote, which has imported matplotlib already (kernel_fork.py)."""
+    km = UnixSocketKernelManager(kernel_name="python3")
+    km.start_kernel()
+    kc = km.client()
     try:
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
         kc.at_start = run(kc, "import sys\nprint('matplotlib' in sys.modules, get_ipython().events.callbacks"
                               "['post_execute'])")
         assert run(kc, SETUP) == []
