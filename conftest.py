@@ -1,5 +1,6 @@
 """Every test, and every notebook kernel nbval starts, runs on the simulated backend; those kernels
-listen on Unix sockets, not TCP ports (tests/kernel_sockets.py says why)."""
+listen on Unix sockets, not TCP ports (tests/kernel_sockets.py says why), and are forked from a
+process that has imported what they all import (tests/kernel_fork.py)."""
 
 import os
 import socket
@@ -11,7 +12,8 @@ os.environ.pop("ANTHROPIC_API_KEY", None)
 
 
 def pytest_configure(config):
-    # nbval builds each notebook's kernel manager from this name: give it one on Unix sockets
+    # nbval builds each notebook's kernel manager from this name: give it one on Unix sockets,
+    # whose kernels are forked
     import nbval.kernel
     from kernel_sockets import ForkedKernelManager
 

@@ -1,11 +1,11 @@
 """Notebook kernels for the tests, forked from a process that has already imported what they all import.
 
-A kernel costs about 1.7 CPU-s before a notebook's first line has run: 0.4 to start ipykernel, then
-1.3 for matplotlib, numpy, ipywidgets and networkx. `make test` starts 23 of them (every notebook and
-solution, under nbval) on two cores. Here each pytest worker starts one *zygote* that imports those
-modules once and then waits; each kernel is a fork of it that runs `python -m ipykernel_launcher`
-from there, as the kernel spec says, in the working folder, environment and session a launch
-would give it.
+A fresh kernel spends about 0.4 CPU-s starting ipykernel, then 0.7 importing matplotlib before a
+notebook's first figure: notebook 02's kernel used 2.9 CPU-s in all, a forked one 1.9. `make test`
+starts 23 such kernels (every notebook and solution, under nbval) on two cores. So each pytest
+worker starts one *zygote* (1.2 CPU-s) that imports those modules once and then waits; each kernel
+is a fork of it that runs `ipykernel_launcher` as `python -m` would, with the kernel spec's
+arguments, in the folder, environment and session a launch would give it.
 
 What a forked kernel shares with a fresh one, and what it does not:
 - the same code: ipykernel's own entry point, with the kernel spec's arguments and connection file;

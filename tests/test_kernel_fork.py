@@ -35,6 +35,11 @@ print(json.dumps({
 DRAW = "import random, numpy; print(random.random(), numpy.random.random())"
 
 
+@pytest.fixture(autouse=True)
+def zygote_on(monkeypatch):
+    monkeypatch.delenv("AGENTLAB_NO_ZYGOTE", raising=False)  # these tests are about forked kernels
+
+
 def start(manager_class, **kw):
     manager = manager_class(kernel_name="python3")
     manager.start_kernel(cwd=str(NOTEBOOKS), **kw)
