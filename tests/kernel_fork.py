@@ -33,6 +33,7 @@ import socket
 import subprocess
 import sys
 import threading
+import warnings
 from typing import Any
 
 # what every notebook kernel imports; each must read nothing at import that a kernel would change
@@ -94,7 +95,11 @@ class Zygote:
         theirs.close()
         self.channel, self.lock = ours, threading.Lock()
         atexit.register(self.close)
-        self._reply(timeout=120)  # "ready" once the preloads are imported
+        try:
+            self._reply(timeout=120)  # "ready" once the preloads are imported
+        except RuntimeError:
+            self.close()
+            raise
 
     def fork(self, argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> ForkedKernel:
         with self.lock:
@@ -116,16 +121,22 @@ class Zygote:
             self.process.wait(5)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait(5)
 
 
 _ZYGOTE: list[Zygote] = []
+_GAVE_UP: list[str] = []  # why a zygote could not start, if one could not: then no more tries
 
 
 def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[Any]) -> ForkedKernel | None:
     """A kernel forked from this process's zygote, or None where it must be started the usual way.
     `streams`: the launch's stdin, stdout and stderr, as Popen takes them (None: stdin closed, the
     others this process's)."""
-    if cmd[:1] != [sys.executable] or cmd[1:3] != _LAUNCHER or os.environ.get("AGENTLAB_NO_ZYGOTE"):
+    if os.environ.get("AGENTLAB_NO_ZYGOTE") or _GAVE_UP:
+        return None  # the switch starts every kernel fresh, as does a zygote that failed to start
+    if sys.platform != "linux" or not hasattr(os, "pidfd_open"):
+        return None  # it relies on Linux's pidfd and prctl
+    if cmd[:1] != [sys.executable] or cmd[1:3] != _LAUNCHER:
         return None
     if any(stream is not None and not hasattr(stream, "fileno") for stream in streams):
         return None  # a pipe or a bare number: the usual launch handles those
@@ -134,7 +145,12 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
     env = dict(env, JPY_PARENT_PID=str(os.getpid()))  # as jupyter_client's launch adds it
     steady = {key: value for key, value in env.items() if key not in VOLATILE}
     if not _ZYGOTE or _ZYGOTE[0].process.poll() is not None:
-        _ZYGOTE[:] = [Zygote(steady)]
+        try:
+            _ZYGOTE[:] = [Zygote(steady)]
+        except (OSError, RuntimeError) as error:  # slower without it, never wrong: start kernels as usual
+            warnings.warn(f"notebook kernels start fresh: {error}", stacklevel=2)
+            _GAVE_UP.append(str(error))
+            return None
     if steady != _ZYGOTE[0].env:
         return None
     with open(os.devnull, "rb") as nothing:

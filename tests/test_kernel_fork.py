@@ -6,6 +6,7 @@ import ctypes
 import json
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -130,6 +131,17 @@ def test_a_kernel_in_another_environment_starts_the_usual_way():
         assert outputs[0]["text"] == "1\n"
     finally:
         stop(manager, client)
+
+
+def test_a_zygote_that_cannot_start_leaves_kernels_to_start_fresh(tmp_path, monkeypatch):
+    (tmp_path / "ipywidgets.py").write_text("raise ImportError('a broken install')\n")
+    monkeypatch.setattr(kernel_fork, "_ZYGOTE", [])
+    monkeypatch.setattr(kernel_fork, "_GAVE_UP", [])
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", str(tmp_path / "kernel.json")]
+    with pytest.warns(UserWarning, match="notebook kernels start fresh: the kernel zygote ended"):
+        assert kernel_fork.launch(cmd, env, str(NOTEBOOKS), [None, None, None]) is None
+    assert kernel_fork.launch(cmd, os.environ.copy(), str(NOTEBOOKS), [None, None, None]) is None  # no retry
 
 
 @pytest.fixture
