@@ -159,15 +159,14 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
         return _ZYGOTE[0].fork(cmd[3:], env, cwd or os.getcwd(), fds)
 
 
-
 # ---- the zygote's side --------------------------------------------------------------------------
 
 def serve(channel: socket.socket) -> None:
     """Import the preloads, then fork a kernel for each request until the channel closes."""
-    os.environ.setdefault("MPLBACKEND", INLINE)  # as ipykernel sets it, before matplotlib reads it
+    if not os.environ.get("MPLBACKEND"):  # as ipykernel decides it, before matplotlib reads it
+        os.environ["MPLBACKEND"] = INLINE  # (each kernel then gets the launch's environment)
     for name in PRELOAD:
         importlib.import_module(name)
-    del os.environ["MPLBACKEND"]
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # kernels are reaped as they end
     channel.send(b'{"ready": true}')
     while True:

@@ -21,12 +21,14 @@ NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
 PROBE = r"""
 import json, os, sys
 import matplotlib.pyplot as plt
+backend = plt.get_backend()
+get_ipython().run_line_magic("matplotlib", "inline")  # a PNG to compare, whatever backend the shell chose
 plt.plot([1, 3, 2])
 plt.show()
 print(json.dumps({
     "cwd": os.getcwd(), "path": sys.path, "env": dict(os.environ), "argv0": sys.argv[0],
     "own session": os.getsid(0) == os.getpid() == os.getpgid(0),
-    "backend": plt.get_backend(),
+    "backend": backend,
     "kit modules": sorted(name for name in sys.modules if name.startswith("agentlab")),
     "hooks": [f.__qualname__ for f in get_ipython().events.callbacks["post_execute"]],
 }))
