@@ -36,9 +36,10 @@ import threading
 import warnings
 from typing import Any
 
-# what every notebook kernel imports; each must read nothing at import that a kernel would change
-PRELOAD = ("ipykernel.kernelapp", "ipykernel.ipkernel", "matplotlib.pyplot", "numpy", "ipywidgets",
-           "networkx", "jsonschema")
+# what every kernel imports to start, then what the notebooks import (as a cell would, once the
+# kernel has set up its environment)
+KERNEL = ("ipykernel.kernelapp", "ipykernel.ipkernel")
+PRELOAD = ("matplotlib.pyplot", "numpy", "ipywidgets", "networkx", "jsonschema")
 # the backend ipykernel sets before a notebook imports matplotlib
 INLINE = "module://matplotlib_inline.backend_inline"
 _LAUNCHER = ["-m", "ipykernel_launcher"]
@@ -163,8 +164,15 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
 
 def serve(channel: socket.socket) -> None:
     """Import the preloads, then fork a kernel for each request until the channel closes."""
-    if not os.environ.get("MPLBACKEND"):  # as ipykernel decides it, before matplotlib reads it
-        os.environ["MPLBACKEND"] = INLINE  # (each kernel then gets the launch's environment)
+    for name in KERNEL:
+        importlib.import_module(name)
+    # the environment a cell sees (TERM, PAGER, ... and the backend, as ipykernel decides it), so
+    # that the notebooks' modules read at import what they would read in a kernel; each forked
+    # kernel then takes the launch's environment, and its ipykernel sets these again
+    from ipykernel.zmqshell import ZMQInteractiveShell
+    ZMQInteractiveShell.init_environment(None)
+    if not os.environ.get("MPLBACKEND"):
+        os.environ["MPLBACKEND"] = INLINE
     for name in PRELOAD:
         importlib.import_module(name)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # kernels are reaped as they end
