@@ -5,7 +5,8 @@ binds them a moment later. Any process that binds port 0 in between (another wor
 Dask worker, a server a test starts) can take one, and the kernel dies before it replies ("Kernel
 died before replying to kernel_info", jupyter/jupyter_client#487). That killed a kernel in about
 one `make test` in twenty. Three processes starting 25 kernels each while a fourth bound ports:
-5 of 75 died on TCP, 0 of 75 on Unix sockets. conftest.py hands these managers to nbval.
+5 of 75 died on TCP, 0 of 75 on Unix sockets. conftest.py hands nbval the last manager here,
+whose kernels are also forked from a warm process (kernel_fork.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import uuid
 from typing import Any
 
 from jupyter_client import AsyncKernelManager, KernelManager
+from kernel_fork import launch
 from traitlets import HasTraits, default
 
 _FOLDER: list[str] = []  # made on first use, removed when the process ends
@@ -58,8 +60,6 @@ class ForkedKernelManager(UnixSocketKernelManager):
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
         streams = [kw.get(name) for name in ("stdin", "stdout", "stderr")]
-        from kernel_fork import launch
-
         kernel = launch(kernel_cmd, kw["env"], kw.get("cwd"), streams)
         if kernel is None:
             return await super()._async_launch_kernel(kernel_cmd, **kw)
