@@ -129,6 +129,11 @@ _ZYGOTE: list[Zygote] = []
 _GAVE_UP: list[str] = []  # why a zygote could not start, if one could not: then no more tries
 
 
+def steady_part(env: dict[str, str]) -> dict[str, str]:
+    """What of a kernel's environment must be the zygote's for it to be forked from there."""
+    return {key: value for key, value in env.items() if key not in VOLATILE}
+
+
 def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[Any]) -> ForkedKernel | None:
     """A kernel forked from this process's zygote, or None where it must be started the usual way.
     `streams`: the launch's stdin, stdout and stderr, as Popen takes them (None: stdin closed, the
@@ -144,7 +149,7 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
     if os.path.exists(os.path.join(cwd or ".", "matplotlibrc")):
         return None  # matplotlib reads it on import, from the folder it is imported in
     env = dict(env, JPY_PARENT_PID=str(os.getpid()))  # as jupyter_client's launch adds it
-    steady = {key: value for key, value in env.items() if key not in VOLATILE}
+    steady = steady_part(env)
     if not _ZYGOTE or _ZYGOTE[0].process.poll() is not None:
         try:
             _ZYGOTE[:] = [Zygote(steady)]

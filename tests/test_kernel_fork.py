@@ -40,7 +40,14 @@ DRAW = "import random, numpy; print(random.random(), numpy.random.random())"
 
 @pytest.fixture(autouse=True)
 def zygote_on(monkeypatch):
-    monkeypatch.delenv("AGENTLAB_NO_ZYGOTE", raising=False)  # these tests are about forked kernels
+    """These tests are about forked kernels: the switch off, and a zygote for this environment. One
+    an earlier test left in another environment (a variable set and not put back) would have these
+    kernels start the usual way; the tests then get a zygote of their own."""
+    monkeypatch.delenv("AGENTLAB_NO_ZYGOTE", raising=False)
+    monkeypatch.setattr(kernel_fork, "_GAVE_UP", [])
+    ours = kernel_fork.steady_part(dict(os.environ, JPY_PARENT_PID=str(os.getpid())))
+    if any(zygote.env != ours for zygote in kernel_fork._ZYGOTE):
+        monkeypatch.setattr(kernel_fork, "_ZYGOTE", [])
 
 
 def start(manager_class, **kw):
@@ -126,13 +133,16 @@ def test_forked_kernels_draw_their_own_random_numbers_and_stop_when_told():
 
 
 def test_a_kernel_in_another_environment_starts_the_usual_way():
-    manager, client = start(ForkedKernelManager, env=dict(os.environ, SOMETHING_ELSE="1"))
+    other = dict(os.environ, SOMETHING_ELSE="1")
+    kernels = [start(ForkedKernelManager), start(ForkedKernelManager, env=other)]
     try:
-        assert parent_of(manager.provisioner.process.pid) == os.getpid()
-        reply, outputs = run(client, "import os\nprint(os.environ['SOMETHING_ELSE'])")
+        forked, usual = (parent_of(manager.provisioner.process.pid) for manager, _ in kernels)
+        assert forked != os.getpid() == usual
+        reply, outputs = run(kernels[1][1], "import os\nprint(os.environ['SOMETHING_ELSE'])")
         assert outputs[0]["text"] == "1\n"
     finally:
-        stop(manager, client)
+        for manager, client in kernels:
+            stop(manager, client)
 
 
 def test_a_zygote_that_cannot_start_leaves_kernels_to_start_fresh(tmp_path, monkeypatch):
