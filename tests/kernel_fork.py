@@ -129,6 +129,11 @@ _ZYGOTE: list[Zygote] = []
 _GAVE_UP: list[str] = []  # why a zygote could not start, if one could not: then no more tries
 
 
+def launch_env(env: dict[str, str]) -> dict[str, str]:
+    """A kernel's environment as jupyter_client's launch gives it: with this process's pid added."""
+    return dict(env, JPY_PARENT_PID=str(os.getpid()))
+
+
 def steady_part(env: dict[str, str]) -> dict[str, str]:
     """What of a kernel's environment must be the zygote's for it to be forked from there."""
     return {key: value for key, value in env.items() if key not in VOLATILE}
@@ -148,7 +153,7 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
         return None  # a pipe or a bare number: the usual launch handles those
     if os.path.exists(os.path.join(cwd or ".", "matplotlibrc")):
         return None  # matplotlib reads it on import, from the folder it is imported in
-    env = dict(env, JPY_PARENT_PID=str(os.getpid()))  # as jupyter_client's launch adds it
+    env = launch_env(env)
     steady = steady_part(env)
     if not _ZYGOTE or _ZYGOTE[0].process.poll() is not None:
         try:

@@ -67,3 +67,23 @@ class ForkedKernelManager(UnixSocketKernelManager):
         provisioner.process, provisioner.pid, provisioner.pgid = kernel, kernel.pid, kernel.pid
         provisioner.cwd = kw.get("cwd") or os.getcwd()
         self._reconcile_connection_info(provisioner.connection_info)
+
+
+def start_kernel(manager_class: type[KernelManager] = UnixSocketKernelManager, **kw: Any):
+    """A kernel of `manager_class` and its client, ready (jupyter_client's start_new_kernel, which
+    takes no manager class); `kw` goes to `start_kernel` (cwd, env, ...)."""
+    manager = manager_class(kernel_name="python3")
+    manager.start_kernel(**kw)
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=60)
+    except RuntimeError:
+        stop_kernel(manager, client)
+        raise
+    return manager, client
+
+
+def stop_kernel(manager: KernelManager, client) -> None:
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)

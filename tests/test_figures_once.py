@@ -7,7 +7,7 @@ extension, PNG bytes included: with matplotlib never imported, with figures kept
 from __future__ import annotations
 
 import pytest
-from kernel_sockets import UnixSocketKernelManager
+from kernel_sockets import UnixSocketKernelManager, start_kernel, stop_kernel
 
 SETUP = """
 import matplotlib.pyplot as plt
@@ -62,19 +62,14 @@ def kernel():
     """One kernel of this venv (the one nbval and JupyterLab start) for the whole file; what it had
     loaded before any cell ran is kept as `kernel.at_start`. A fresh one, as a learner's is, not one
     forked from nbval's zygote, which has imported matplotlib already (kernel_fork.py)."""
-    km = UnixSocketKernelManager(kernel_name="python3")
-    km.start_kernel()
-    kc = km.client()
+    km, kc = start_kernel(UnixSocketKernelManager)
     try:
-        kc.start_channels()
-        kc.wait_for_ready(timeout=60)
         kc.at_start = run(kc, "import sys\nprint('matplotlib' in sys.modules, get_ipython().events.callbacks"
                               "['post_execute'])")
         assert run(kc, SETUP) == []
         yield kc
     finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        stop_kernel(km, kc)
 
 
 def shown_and_drawn(kc, cells: list[str], extension: bool) -> tuple[list[list[dict]], int]:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import kernel_fork
 import pytest
-from kernel_sockets import ForkedKernelManager, UnixSocketKernelManager
+from kernel_sockets import ForkedKernelManager, UnixSocketKernelManager, start_kernel, stop_kernel
 
 PR_SET_CHILD_SUBREAPER = 36
-NOTEBOOKS = Path(__file__).parent.parent / "notebooks"
+NOTEBOOKS = str(Path(__file__).parent.parent / "notebooks")
 
 # what a notebook could see of how its kernel started, printed as JSON
 PROBE = r"""
@@ -45,18 +45,9 @@ def zygote_on(monkeypatch):
     kernels start the usual way; the tests then get a zygote of their own."""
     monkeypatch.delenv("AGENTLAB_NO_ZYGOTE", raising=False)
     monkeypatch.setattr(kernel_fork, "_GAVE_UP", [])
-    ours = kernel_fork.steady_part(dict(os.environ, JPY_PARENT_PID=str(os.getpid())))
+    ours = kernel_fork.steady_part(kernel_fork.launch_env(dict(os.environ)))
     if any(zygote.env != ours for zygote in kernel_fork._ZYGOTE):
         monkeypatch.setattr(kernel_fork, "_ZYGOTE", [])
-
-
-def start(manager_class, **kw):
-    manager = manager_class(kernel_name="python3")
-    manager.start_kernel(cwd=str(NOTEBOOKS), **kw)
-    client = manager.client()
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    return manager, client
 
 
 def run(client, code: str, timeout: float = 60) -> tuple[dict, list[dict]]:
@@ -67,11 +58,6 @@ def run(client, code: str, timeout: float = 60) -> tuple[dict, list[dict]]:
 
 def parent_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def stop(manager, client):
-    client.stop_channels()
-    manager.shutdown_kernel(now=True)
 
 
 def gone(pid: int, within: float = 10) -> bool:
@@ -88,7 +74,7 @@ def gone(pid: int, within: float = 10) -> bool:
 def test_a_forked_kernel_shows_a_notebook_what_a_fresh_one_does():
     seen = {}
     for name, manager_class in (("forked", ForkedKernelManager), ("fresh", UnixSocketKernelManager)):
-        manager, client = start(manager_class)
+        manager, client = start_kernel(manager_class, cwd=NOTEBOOKS)
         try:
             pid = manager.provisioner.process.pid
             seen[name] = {"parent": parent_of(pid)}
@@ -98,7 +84,7 @@ def test_a_forked_kernel_shows_a_notebook_what_a_fresh_one_does():
             text = "".join(out["text"] for out in outputs if "text" in out)
             seen[name].update(json.loads(text), figures=figures)
         finally:
-            stop(manager, client)
+            stop_kernel(manager, client)
     forked, fresh = seen["forked"], seen["fresh"]
     assert fresh["parent"] == os.getpid() != forked["parent"], "the kernel was not forked from the zygote"
     for env in (forked["env"], fresh["env"]):  # the one variable that names the connection file's kernel
@@ -109,7 +95,7 @@ def test_a_forked_kernel_shows_a_notebook_what_a_fresh_one_does():
 
 
 def test_forked_kernels_draw_their_own_random_numbers_and_stop_when_told():
-    kernels = [start(ForkedKernelManager) for _ in range(2)]
+    kernels = [start_kernel(ForkedKernelManager, cwd=NOTEBOOKS) for _ in range(2)]
     draws = []
     try:
         for _, client in kernels:
@@ -128,13 +114,14 @@ def test_forked_kernels_draw_their_own_random_numbers_and_stop_when_told():
     finally:
         pids = [manager.provisioner.process.pid for manager, _ in kernels]
         for manager, client in kernels:
-            stop(manager, client)
+            stop_kernel(manager, client)
     assert all(gone(pid) for pid in pids), "a forked kernel outlived its shutdown"
 
 
 def test_a_kernel_in_another_environment_starts_the_usual_way():
     other = dict(os.environ, SOMETHING_ELSE="1")
-    kernels = [start(ForkedKernelManager), start(ForkedKernelManager, env=other)]
+    kernels = [start_kernel(ForkedKernelManager, cwd=NOTEBOOKS),
+               start_kernel(ForkedKernelManager, cwd=NOTEBOOKS, env=other)]
     try:
         forked, usual = (parent_of(manager.provisioner.process.pid) for manager, _ in kernels)
         assert forked != os.getpid() == usual
@@ -142,7 +129,7 @@ def test_a_kernel_in_another_environment_starts_the_usual_way():
         assert outputs[0]["text"] == "1\n"
     finally:
         for manager, client in kernels:
-            stop(manager, client)
+            stop_kernel(manager, client)
 
 
 def test_a_zygote_that_cannot_start_leaves_kernels_to_start_fresh(tmp_path, monkeypatch):
@@ -152,8 +139,8 @@ def test_a_zygote_that_cannot_start_leaves_kernels_to_start_fresh(tmp_path, monk
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
     cmd = [sys.executable, "-m", "ipykernel_launcher", "-f", str(tmp_path / "kernel.json")]
     with pytest.warns(UserWarning, match="notebook kernels start fresh: the kernel zygote ended"):
-        assert kernel_fork.launch(cmd, env, str(NOTEBOOKS), [None, None, None]) is None
-    assert kernel_fork.launch(cmd, os.environ.copy(), str(NOTEBOOKS), [None, None, None]) is None  # no retry
+        assert kernel_fork.launch(cmd, env, NOTEBOOKS, [None, None, None]) is None
+    assert kernel_fork.launch(cmd, os.environ.copy(), NOTEBOOKS, [None, None, None]) is None  # no retry
 
 
 @pytest.fixture
@@ -168,13 +155,13 @@ def adopting():
 
 def test_kernels_end_with_their_zygote(adopting):
     # a zygote of its own, not the one this process's other tests share
-    zygote = kernel_fork.Zygote(dict(os.environ, JPY_PARENT_PID=str(os.getpid())))
+    zygote = kernel_fork.Zygote(kernel_fork.launch_env(dict(os.environ)))
     manager = UnixSocketKernelManager(kernel_name="python3")
     manager.write_connection_file()
     try:
         with open(os.devnull, "rb") as nothing:
             streams = [nothing.fileno(), 1, 2]
-            kernel = zygote.fork(["-f", manager.connection_file], zygote.env, str(NOTEBOOKS), streams)
+            kernel = zygote.fork(["-f", manager.connection_file], zygote.env, NOTEBOOKS, streams)
         client = manager.client()
         client.start_channels()
         client.wait_for_ready(timeout=60)
