@@ -17,7 +17,8 @@ The modules, in the order the notebooks build them (each one idea; read run.py f
 - 05  hierarchy (managers, leads and workers), meter (one budget for many runs)
 - 06  experiments (the p^n law: algebra, Monte Carlo, measurement)
 - 07  react (one agent), compare (topologies side by side), evidence (paired tests: is
-      one setup better on the same tasks?), routing, plots
+      one setup better on the same tasks?), intervals (95% that means 95%), verdicts
+      (several tests at once; "not much worse"), routing, plots
 - 08  handoffs (one agent at a time), routing by size, context isolation
 - 09  guardrails (permissions, approvals, audit), hijack (injection experiments)
 - 10  cluster (steps and whole tasks on a Dask cluster: local_cluster, run_tasks)

@@ -12,7 +12,6 @@ import pytest
 from agentlab import world
 from agentlab.compare import Setup, compare
 from agentlab.evidence import (
-    clopper_pearson,
     paired_accuracy,
     paired_cost,
     power,
@@ -70,7 +69,7 @@ def test_paired_accuracy_counts_and_prints_one_line():
     assert result.p_value == pytest.approx(sign_test(14, 5))
     text = str(result)
     assert text.startswith("one agent 63 vs team 54 of 80 right; paired: 14 only one agent, 5 only team")
-    assert "exact McNemar p = 0.064; difference +11.2 pts [95% CI" in text
+    assert "exact McNemar p = 0.064; difference +11.2 pts [95% CI +0.5 to +21.8]" in text
     assert "\n" not in text
     assert result.verdict == "no measurable difference at n = 80"
 
@@ -80,39 +79,43 @@ def test_the_verdict_names_the_better_setup_when_the_test_says_so():
     assert paired_accuracy(a, b, ("A", "B")).verdict == "B is more accurate than A (p = 0.002, n = 60)"
 
 
-def test_clopper_pearson_agrees_with_scipy():
-    from scipy.stats import binomtest
-
-    for k, m in [(0, 5), (5, 5), (14, 19), (1, 2), (40, 100), (333, 1000)]:
-        want = binomtest(k, m).proportion_ci(0.95, method="exact")
-        low, high = clopper_pearson(k, m)
-        assert (low, high) == pytest.approx((want.low, want.high), abs=1e-9)
-
-
 def test_the_difference_interval_by_hand():
-    from scipy.stats import binomtest
+    # Newcombe's method 10 on 49 both, 14 only A, 5 only B, 12 neither (n = 80), step by step
+    z, n = 1.959964, 80
 
-    # 14 of 19 disagreements go A's way: the share's exact interval (p_L, p_U) becomes a difference
-    # of (2 p - 1) * 19 / 80 at each end
-    a, b = _results(both=49, only_a=14, only_b=5, neither=12)
-    ci = binomtest(14, 19).proportion_ci(0.95, method="exact")
-    want = ((2 * ci.low - 1) * 19 / 80, (2 * ci.high - 1) * 19 / 80)
-    assert paired_accuracy(a, b).interval == pytest.approx(want, abs=1e-9)
-    assert str(paired_accuracy(a, b)).endswith("[95% CI -0.6 to +19.4]")
+    def wilson(k):
+        centre, half = (k + z * z / 2) / (n + z * z), z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
+        return centre - half, centre + half
+
+    p1, p2 = 63 / n, 54 / n
+    (l1, u1), (l2, u2) = wilson(63), wilson(54)
+    phi = (49 * 12 - 14 * 5 - n / 2) / math.sqrt(63 * 17 * 54 * 26)  # ad - bc = 518 > n/2: corrected
+    low = p1 - p2 - math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
+    high = p1 - p2 + math.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
+    result = paired_accuracy(*_results(both=49, only_a=14, only_b=5, neither=12))
+    assert result.interval == pytest.approx((low, high), abs=1e-6)
+    assert str(result).endswith("[95% CI +0.5 to +21.8]")
 
 
-def test_the_interval_leaves_out_zero_exactly_when_the_test_rejects():
+def test_the_difference_interval_has_a_width_when_nothing_is_discordant():
+    # 40 of 40 right for both: the difference is 0, but 40 tasks cannot pin it to 0 exactly
+    low, high = paired_accuracy(*_results(both=40, only_a=0, only_b=0, neither=0)).interval
+    assert -0.12 < low < -0.05 and 0.05 < high < 0.12
+    low, high = paired_accuracy(*_results(both=0, only_a=7, only_b=0, neither=0)).interval
+    assert high == pytest.approx(1.0) and 0.4 < low < 0.8  # all 7 disagreements A's: up to +100
+
+
+def test_the_interval_and_the_test_agree_away_from_the_edge():
+    # The interval is not the test inverted: near p = 0.05 they may disagree, but a clear p and an
+    # interval well clear of 0 go together
     for only_a, only_b in product(range(0, 25, 2), range(0, 25, 3)):
         result = paired_accuracy(*_results(both=30, only_a=only_a, only_b=only_b, neither=10))
         low, high = result.interval
-        assert (low > 0 or high < 0) == result.clear(), str(result)
-
-
-def test_the_interval_is_a_point_when_nothing_is_discordant():
-    a, b = _results(both=10, only_a=0, only_b=0, neither=5)
-    assert paired_accuracy(a, b).interval == (0.0, 0.0)
-    a, b = _results(both=0, only_a=7, only_b=0, neither=0)
-    assert paired_accuracy(a, b).interval[1] == pytest.approx(1.0)  # all 7 disagreements A's
+        assert low <= result.difference <= high
+        if result.p_value < 0.01:
+            assert low > 0 or high < 0, str(result)
+        if result.p_value > 0.2:
+            assert low < 0 < high, str(result)
 
 
 def test_interval_overlap_is_not_the_paired_test():
@@ -132,19 +135,20 @@ def test_paired_cost_by_hand():
     assert (result.mean_a, result.mean_b, result.a_cheaper, result.b_cheaper) == (2.0, 5 / 3, 1, 1)
     assert result.p_value == 1.0
     assert result.difference == pytest.approx(1 / 3)
-    low, high = result.interval
-    assert -1.0 <= low <= 1 / 3 <= high <= 2.0  # a mean of the gaps -1, 0, 2 lies between them
+    # Student's t on the gaps -1, 0, 2: mean 1/3, sd sqrt(21 / 9), t(0.975, 2 df) = 4.302653
+    half = 4.302653 * math.sqrt(21 / 9) / math.sqrt(3)
+    assert result.interval == pytest.approx((1 / 3 - half, 1 / 3 + half), abs=1e-5)
     assert str(result).startswith("per task $2.00000 vs $1.66667 (1.20×); paired: A cheaper on 1, B on 1")
 
 
-def test_paired_cost_interval_matches_the_normal_one_at_large_n():
+def test_paired_cost_interval_is_nearly_the_normal_one_at_large_n():
     gaps = [(-1.0) ** i * (i % 7) + 0.5 for i in range(400)]
     a, b = [10.0 + g for g in gaps], [10.0] * 400
     mean = sum(gaps) / 400
-    se = math.sqrt(sum((g - mean) ** 2 for g in gaps) / 400 / 400)
+    se = math.sqrt(sum((g - mean) ** 2 for g in gaps) / 399 / 400)
     low, high = paired_cost(a, b, unit="tokens").interval
-    assert low == pytest.approx(mean - 1.96 * se, abs=0.03)
-    assert high == pytest.approx(mean + 1.96 * se, abs=0.03)
+    assert low == pytest.approx(mean - 1.966 * se, abs=0.001)  # t with 399 df: 1.966, z: 1.960
+    assert high == pytest.approx(mean + 1.966 * se, abs=0.001)
     assert "tokens" in str(paired_cost(a, b, unit="tokens"))
 
 
