@@ -3,8 +3,8 @@
 - `07.react-tokens`: predict what an n-call ReAct loop reads from one measured run;
 - `07.router-share`: the share of queries a coin or a perfect router must send to the strong model
   to reach a target accuracy, from the four pair counts;
-- `07.pick`: choose a topology from a measured comparison: the cheapest of those the paired test
-  does not find less accurate than the best;
+- `07.pick`: choose a topology from a measured comparison: the cheapest of those shown
+  non-inferior to the best within a stated margin, or "run more" when a cheaper one is undecided;
 - `07.shapes`: which topology for which shape of task (a structured answer);
 
 The runs behind the hidden cases are made here, on the simulated LLM, so they are the same every time.
@@ -19,13 +19,14 @@ import random
 from collections.abc import Callable, Iterator, Mapping
 
 from agentlab import world
-from agentlab.compare import Comparison, Outcome, Row, Setup, compare
+from agentlab.compare import Comparison, Outcome, Setup, compare
 from agentlab.course.checks import Case, attempt, exercise
 from agentlab.evidence import paired_accuracy
 from agentlab.llm import SimulatedLLM
 from agentlab.llm.base import Completion, Usage
 from agentlab.react import ReactRun, Turn, react
 from agentlab.routing import ROUTELLM_GSM8K, PairCounts
+from agentlab.verdicts import non_inferior
 
 # --- 07.react-tokens -----------------------------------------------------------------------------
 
@@ -161,24 +162,35 @@ _AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three ag
 # --- 07.pick -------------------------------------------------------------------------------------
 
 
-def _pick_answer(comparison: Comparison) -> str:
-    """The most accurate topology and every one that the exact McNemar test, on the same tasks, does
-    not find less accurate than it (p >= 0.05): of those, the cheapest per task, then the fastest; on
-    a complete tie, the first in the comparison."""
+RUN_MORE = "run more"  # what pick answers when the tasks cannot decide
+
+
+def _pick_answer(comparison: Comparison, margin: float) -> str:
+    """The most accurate topology, and every one shown non-inferior to it (the lower end of the
+    95% interval for its difference from the best above -margin): of those, the cheapest per task,
+    then the fastest. If a topology neither measurably worse nor shown within the margin would
+    come before that choice, the tasks cannot decide: RUN_MORE. On an exact tie, the first row."""
     rows = comparison.rows()
     best = max(rows, key=lambda r: r.accuracy)
     right = {name: [o.right for o in runs] for name, runs in comparison.outcomes.items()}
-
-    def contender(r: Row) -> bool:
-        return r is best or not paired_accuracy(right[r.topology], right[best.topology]).clear()
-
-    return min((r for r in rows if contender(r)), key=lambda r: (r.mean_cost, r.mean_seconds)).topology
+    kept, undecided = [best], []
+    for r in rows:
+        if r is not best:
+            verdict = non_inferior(paired_accuracy(right[r.topology], right[best.topology]), margin)
+            if verdict.kept:
+                kept.append(r)
+            elif not verdict.worse:
+                undecided.append(r)
+    cost = lambda r: (r.mean_cost, r.mean_seconds)  # noqa: E731
+    choice = min(kept, key=cost)
+    return RUN_MORE if any(cost(r) < cost(choice) for r in undecided) else choice.topology
 
 
 @functools.cache  # the runs are deterministic: a learner checking again need not wait for them again
-def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
-    """The comparisons of notebook 07, sections 4 and 7, and hand-made pairs that tell the paired
-    test from an accuracy margin and from intervals that overlap."""
+def _pick_cases() -> tuple[tuple[str, Comparison, float], ...]:
+    """The comparisons of notebook 07, sections 4 and 7 (and section 4's at 400 tasks), and
+    hand-made pairs that tell non-inferiority from "no measurable difference", from a margin of
+    points on the totals, and from intervals that overlap; each with the margin to decide by."""
     rng = random.Random(11)
     short = [world.single_task(rng, f"s{i}") for i in range(10)]
     short += [world.chain_task(rng, 2, f"c{i}") for i in range(10)]
@@ -194,63 +206,84 @@ def _pick_cases() -> tuple[tuple[str, Comparison], ...]:
         (
             "section 4: 50 tasks, four topologies, 5% errors",
             compare(world.make_tasks(50, seed=0), slipping, four),
+            0.05,
         ),
-        ("section 7: short and sequential", compare(short, clean, agents)),
-        ("section 7: wide and independent", compare(wide, clean, agents)),
+        ("the same at 400 tasks", compare(world.make_tasks(400, seed=0), slipping, four), 0.05),
+        ("section 7: short and sequential", compare(short, clean, agents), 0.05),
+        ("section 7: wide and independent", compare(wide, clean, agents), 0.05),
         (
             "short tasks, 5% errors: one agent a task behind the team",
             compare(short, Setup(SimulatedLLM(seed=1, error_rate=0.05), tool_seconds=1.0), agents),
+            0.05,
         ),
-        ("a comparison of one topology", compare(short[:3], clean, ["plan-execute"])),
-        # (both right, only the costly one, only the cheap one, neither): where a margin of points,
-        # two intervals that overlap, or a test of the totals choose otherwise than the paired test
-        ("20 tasks: a costly topology right on all 20, a cheap one on 16", _paired(16, 4, 0, 0)),
-        ("1,000 tasks: a costly topology right on 960, a cheap one on 920", _paired(920, 40, 0, 40)),
+        ("a comparison of one topology", compare(short[:3], clean, ["plan-execute"]), 0.05),
+        # (both right, only the costly one, only the cheap one, neither) and the margin: where "no
+        # measurable difference", a margin of points, or two intervals that overlap choose otherwise
+        ("20 tasks: a costly topology right on all 20, a cheap one on 16", _paired(16, 4, 0, 0), 0.05),
+        ("400 tasks: the cheap one a point behind, margin 5 points", _paired(300, 12, 8, 80), 0.05),
+        ("1,000 tasks: a costly one right on 960, a cheap one on 920", _paired(920, 40, 0, 40), 0.05),
+        ("the same 1,000 tasks, margin 10 points", _paired(920, 40, 0, 40), 0.10),
         (
             "200 tasks, 130 against 110 right: the intervals overlap, but all 20 disagreements go one way",
             _paired(110, 20, 0, 70),
+            0.05,
         ),
         (
             "100 tasks, 60 against 40 right: the intervals do not overlap, but every task is a disagreement",
             _paired(0, 60, 40, 0),
+            0.05,
+        ),
+        ("40 tasks: the cheap one also the most accurate", _paired(30, 1, 2, 7), 0.05),
+        (
+            "1,000 tasks, equal cost and accuracy, one twice as fast",
+            _paired(900, 5, 5, 90, (1000, 5.0)),
+            0.05,
         ),
     )
 
 
-@functools.cache  # each one a function of a comparison made once: worked out once too
-def _pick_answers() -> tuple[str, ...]:
-    return tuple(_pick_answer(comparison) for _, comparison in _pick_cases())
-
-
-def _paired(both: int, only_costly: int, only_cheap: int, neither: int) -> Comparison:
+def _paired(
+    both: int, only_costly: int, only_cheap: int, neither: int, cheap: tuple[int, float] = (200, 10.0)
+) -> Comparison:
     """Two topologies on the same tasks, given by the four paired counts: "planner+workers" at
-    1,000 input tokens a task, "react" at 200; each task takes 10 s."""
+    1,000 input tokens and 10 s a task, "react" at `cheap`'s tokens and seconds (200 and 10 s)."""
     count = both + only_costly + only_cheap + neither
     tasks = [world.single_task(random.Random(i), f"p{i}") for i in range(count)]
     costly = [True] * (both + only_costly) + [False] * (only_cheap + neither)
-    cheap = [True] * both + [False] * only_costly + [True] * only_cheap + [False] * neither
+    cheaper = [True] * both + [False] * only_costly + [True] * only_cheap + [False] * neither
     outcomes = {}
-    for name, rights, tokens in (("planner+workers", costly, 1000), ("react", cheap, 200)):
+    for name, rights, (tokens, seconds) in (
+        ("planner+workers", costly, (1000, 10.0)),
+        ("react", cheaper, cheap),
+    ):
         call = Completion("", "sim-large", "simulated", Usage(tokens, 10), 1.0)
         outcomes[name] = [
-            Outcome(task, task.answer if right else "no answer", ((f"{name}1", "agent", call),), 10.0)
+            Outcome(task, task.answer if right else "no answer", ((f"{name}1", "agent", call),), seconds)
             for task, right in zip(tasks, rights, strict=True)
         ]
     return Comparison(tasks, outcomes)
 
 
+def _judge_pick(
+    choose: Callable[[Comparison, float], str], what: str, comparison: Comparison, margin: float
+) -> Case:
+    """One case of 07.pick: the learner's choice against the rule's, on one comparison and margin."""
+    got, error = attempt(choose, comparison, margin)
+    return Case(what, not error and got == _pick_answer(comparison, margin), error or f"got {got!r}")
+
+
 @exercise(
     "07.pick",
     "Choose a topology by the numbers",
-    hint="look at which topologies you keep as contenders: the most accurate one, and every one the "
-    "exact McNemar test on the same tasks does not find less accurate than it (p >= 0.05 on the tasks "
-    "the two disagree on; not two intervals that overlap, not the totals, not a margin of points of "
-    "your own); then at cost, and on equal cost at latency",
+    hint="look at which topologies you keep: the most accurate one, and every one whose paired "
+    'interval for its difference from the best lies above -margin (non-inferior; not "no measurable '
+    'difference", not two intervals that overlap, not the totals); at those neither worse nor '
+    'non-inferior (if one is cheaper than your choice, answer "run more"); then at cost, and on equal '
+    "cost at latency",
 )
-def pick(choose: Callable[[Comparison], str]) -> Iterator[Case]:
-    for (what, comparison), want in zip(_pick_cases(), _pick_answers(), strict=True):
-        got, error = attempt(choose, comparison)
-        yield Case(what, not error and got == want, error or f"got {got!r}")
+def pick(choose: Callable[[Comparison, float], str]) -> Iterator[Case]:
+    for what, comparison, margin in _pick_cases():
+        yield _judge_pick(choose, what, comparison, margin)
 
 
 # --- 07.shapes -----------------------------------------------------------------------------------
