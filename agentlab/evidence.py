@@ -71,6 +71,11 @@ def _p_text(p: float) -> str:
     return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
 
 
+def level_text(level: float) -> str:
+    """A confidence level as a reader writes it: 0.95 -> "95%", 0.975 -> "97.5%"."""
+    return f"{100 * level:.4g}%"
+
+
 def _level(level: float) -> float:
     return float(number(level, "level", above=0, maximum=1, must_be="a confidence level in (0, 1)"))
 
@@ -132,7 +137,7 @@ class PairedAccuracy:
             f"{self.a} {self.a_right} vs {self.b} {self.b_right} of {self.tasks} right; paired: "
             f"{self.only_a} only {self.a}, {self.only_b} only {self.b}, "
             f"exact McNemar {_p_text(self.p_value)}{holm}; "
-            f"difference {100 * self.difference:+.1f} pts [{self.level:.0%} CI {low:+.1f} to {high:+.1f}]"
+            f"difference {100 * self.difference:+.1f} pts [{level_text(self.level)} CI {low:+.1f} to {high:+.1f}]"
         )
 
 
@@ -207,7 +212,7 @@ class PairedCost:
             f"per task {self._amount(self.mean_a)} vs {self._amount(self.mean_b)} ({self.ratio:.2f}×); "
             f"paired: {self.a} cheaper on {self.a_cheaper}, {self.b} on {self.b_cheaper}, "
             f"sign test {_p_text(self.p_value)}; difference {self._amount(self.difference, True)} "
-            f"[{self.level:.0%} CI {self._amount(low, True)} to {self._amount(high, True)}]"
+            f"[{level_text(self.level)} CI {self._amount(low, True)} to {self._amount(high, True)}]"
         )
 
 

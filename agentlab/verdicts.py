@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agentlab.evidence import PairedAccuracy
+from agentlab.evidence import PairedAccuracy, level_text
 from agentlab.valid import number
 
 
@@ -68,7 +68,7 @@ class NonInferiority:
     def verdict(self) -> str:
         c, pts = self.comparison, f"{100 * self.margin:.0f} points"
         low, high = (100 * x for x in c.interval)
-        ci = f"{c.level:.0%} CI {low:+.1f} to {high:+.1f}"
+        ci = f"{level_text(c.level)} CI {low:+.1f} to {high:+.1f}"
         if self.kept:
             return f"{c.a} is non-inferior to {c.b}: it loses at most {pts} ({ci}, n = {c.tasks})"
         if self.worse:
