@@ -22,6 +22,8 @@ import networkx as nx
 from matplotlib.axes import Axes
 from matplotlib.patches import Patch
 
+from agentlab.llm.usage import PRICES, cache_multipliers
+
 COLOURS = {  # one colour per kind of box, the same in every picture
     "input": "#eeeeee",
     "planner": "#aec7e8",
@@ -39,10 +41,12 @@ COLOURS = {  # one colour per kind of box, the same in every picture
 }
 
 
+_READS = [cache_multipliers(model)["read"] for model in PRICES]  # a cache read, by model, x input
+
 LEGEND = {
     "planner": "a team's planner (manager or lead)",
     "failed": "failed",
-    "cache_read": "read from the cache: 0.1x the input price",
+    "cache_read": f"read from the cache: {min(_READS):g}x to {max(_READS):g}x the input price, by model",
     "cache_write": "written to the cache: 1.25x (5 min) or 2x (1 hour)",
     "input": "fresh input: 1x",
 }

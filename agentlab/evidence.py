@@ -132,12 +132,13 @@ class PairedAccuracy:
 
     def __str__(self) -> str:
         low, high = (100 * x for x in self.interval)
+        ci = f"{level_text(self.level)} CI {low:+.1f} to {high:+.1f}"
         holm = "" if self.holm_p is None else f" (Holm, {self.family} tests: {_p_text(self.holm_p)})"
         return (
             f"{self.a} {self.a_right} vs {self.b} {self.b_right} of {self.tasks} right; paired: "
             f"{self.only_a} only {self.a}, {self.only_b} only {self.b}, "
             f"exact McNemar {_p_text(self.p_value)}{holm}; "
-            f"difference {100 * self.difference:+.1f} pts [{level_text(self.level)} CI {low:+.1f} to {high:+.1f}]"
+            f"difference {100 * self.difference:+.1f} pts [{ci}]"
         )
 
 

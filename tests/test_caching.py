@@ -161,3 +161,17 @@ def test_the_sdk_reads_the_cache_fields_serve_reports():
         assert message.usage.cache_creation_input_tokens == count_tokens(LONG_SYSTEM)
         assert message.usage.cache_creation.ephemeral_1h_input_tokens == count_tokens(LONG_SYSTEM)
         assert message.usage.cache_read_input_tokens == 0
+
+
+def test_cache_multipliers_come_from_the_price_table():
+    # a read is not one figure: 0.1x on some models, 0.05x and less on others; every legend and
+    # prose figure is computed from the table (issue 35)
+    from agentlab import diagrams
+    from agentlab.llm.usage import PRICES, cache_multipliers
+
+    opus = cache_multipliers("claude-opus-5-5")
+    assert opus == pytest.approx({"read": 0.05, "write": 1.25, "write_1h": 2.0})
+    assert cache_multipliers("sim-large")["read"] == pytest.approx(0.1)
+    assert cache_multipliers("claude-haiku-5-5")["write_1h"] == pytest.approx(2.0)  # its own 1-hour rate
+    reads = [cache_multipliers(m)["read"] for m in PRICES]
+    assert f"{min(reads):g}x to {max(reads):g}x" in diagrams.LEGEND["cache_read"]

@@ -14,7 +14,8 @@ and docs.orq.ai/docs/proxy/prompt-caching and docs.electronhub.ai (4 breakpoints
 - at most `MAX_BREAKPOINTS` (4) blocks per request may carry `cache_control`;
 - an entry lives 5 minutes after its last use (`{"type": "ephemeral"}`), or 1 hour with
   `"ttl": "1h"`; writing one costs 1.25x (5 minutes) or 2x (1 hour) the input price, reading
-  one 0.1x (`usage.Price` holds the dollar rates);
+  one a fraction of it that depends on the model (the sources' 0.1x on some, less on others):
+  `usage.PRICES` holds the dollar rates, and `usage.cache_multipliers` the multiples;
 - a prefix shorter than the model's minimum (`min_cacheable`) is not cached, silently: both
   cache counters stay at 0 and the request pays full price;
 - usage reports `cache_creation_input_tokens` (written), `cache_read_input_tokens` (read) and
@@ -52,8 +53,6 @@ from typing import Any, NamedTuple
 
 MAX_BREAKPOINTS = 4
 LIFETIMES = {"5m": 300.0, "1h": 3600.0}  # seconds an entry lives after its last use
-WRITE_PRICE = {"5m": 1.25, "1h": 2.0}  # x the input price
-READ_PRICE = 0.1  # x the input price
 
 # The shortest prefix each model caches, by a fragment of its name (first match wins). Claude's
 # from the sources above; Haiku 5.5's was not in them, so Haiku 4.5's 4,096 stands in. Each

@@ -55,6 +55,15 @@ PRICES: dict[str, Price] = {
 }
 
 
+def cache_multipliers(model: str, prices: Mapping[str, Price] | None = None) -> dict[str, float]:
+    """`model`'s cache rates as multiples of its input price, from the price table: "read", "write"
+    (5 minutes) and "write_1h". Writes are 1.25x and 2x on every model here; reads are not one
+    figure: the documentation's 0.1x holds on some models, and the table gives others less."""
+    p = (PRICES if prices is None else prices)[model]
+    write_1h = 2 * p.input if p.cache_write_1h is None else p.cache_write_1h
+    return {"read": p.cache_read / p.input, "write": p.cache_write / p.input, "write_1h": write_1h / p.input}
+
+
 def cost(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) -> float:
     """USD for `usage` on `model`: fresh input, output, cache reads, and cache writes at their
     5-minute and 1-hour rates; a prompt (input, read and written tokens) over the model's
