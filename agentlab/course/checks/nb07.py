@@ -162,14 +162,14 @@ _AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three ag
 # --- 07.pick -------------------------------------------------------------------------------------
 
 
-RUN_MORE = "run more"  # what pick answers when the tasks cannot decide
+_RUN_MORE = "run more"  # what pick answers when the tasks cannot decide
 
 
 def _pick_answer(comparison: Comparison, margin: float) -> str:
     """The most accurate topology, and every one shown non-inferior to it (the lower end of the
     95% interval for its difference from the best above -margin): of those, the cheapest per task,
     then the fastest. If a topology neither measurably worse nor shown within the margin would
-    come before that choice, the tasks cannot decide: RUN_MORE. On an exact tie, the first row."""
+    come before that choice, the tasks cannot decide: _RUN_MORE. On an exact tie, the first row."""
     rows = comparison.rows()
     best = max(rows, key=lambda r: r.accuracy)
     right = {name: [o.right for o in runs] for name, runs in comparison.outcomes.items()}
@@ -183,7 +183,7 @@ def _pick_answer(comparison: Comparison, margin: float) -> str:
                 undecided.append(r)
     cost = lambda r: (r.mean_cost, r.mean_seconds)  # noqa: E731
     choice = min(kept, key=cost)
-    return RUN_MORE if any(cost(r) < cost(choice) for r in undecided) else choice.topology
+    return _RUN_MORE if any(cost(r) < cost(choice) for r in undecided) else choice.topology
 
 
 @functools.cache  # the runs are deterministic: a learner checking again need not wait for them again
