@@ -2,6 +2,7 @@
 (`sandbox.command`, as a session starts it) and each test asserts what it cannot see or do. Every
 attack is bounded: it ends, with its limit named, in seconds."""
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -16,7 +17,9 @@ from agentlab.course import sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = Path(agentlab.__file__).resolve().parent
-SMALL = sandbox.Limits(memory=2 * 2**30, processes=48, open_files=64, file_size=8 * 2**20, cpu_seconds=2)
+SMALL = sandbox.Limits(
+    memory=2 * 2**30, processes=48, open_files=64, file_size=8 * 2**20, cpu_seconds=2, tmp_size=16 * 2**20
+)
 
 
 def boxed(code: str, workdir: Path, limits: sandbox.Limits = SMALL, seconds: float = 60):
@@ -140,6 +143,22 @@ except OSError as error:
     assert (work / "huge.bin").stat().st_size <= SMALL.file_size
 
 
+def test_filling_its_tmp_stops_at_the_size_of_its_tmp(tmp_path):
+    code = """import errno
+chunk, written = b"x" * 2**20, 0
+try:
+    for n in range(1000):  # files of 4 MiB, each under the file size limit
+        with open(f"/tmp/fill{n}", "wb") as f:
+            for _ in range(4):
+                f.write(chunk)
+                written += len(chunk)
+except OSError as error:
+    print(written // 2**20, errno.errorcode[error.errno])"""
+    exit_code, out, err, _ = boxed(code, tmp_path / "work")
+    megabytes, name = out.split()
+    assert name == "ENOSPC" and int(megabytes) <= SMALL.tmp_size // 2**20, (out, err)
+
+
 def test_open_files_stop_at_their_limit(tmp_path):
     code = """files = []
 try:
@@ -153,9 +172,10 @@ except OSError as error:
 
 
 def test_spinning_forever_is_stopped_by_the_cpu_limit(tmp_path):
-    exit_code, out, err, seconds = boxed("while True:\n    pass", tmp_path / "work")
+    one_second = dataclasses.replace(SMALL, cpu_seconds=1)
+    exit_code, out, err, seconds = boxed("while True:\n    pass", tmp_path / "work", one_second)
     assert exit_code in (-signal.SIGXCPU, -signal.SIGKILL, 128 + signal.SIGXCPU, 128 + signal.SIGKILL)
-    assert seconds < SMALL.cpu_seconds + 10
+    assert seconds < one_second.cpu_seconds + 10
     assert sandbox.stopped_by(exit_code) == "stopped: it used more than its CPU time"
 
 

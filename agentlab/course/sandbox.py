@@ -21,6 +21,7 @@ grader that is not root cannot switch users: the box's nobody is then the grader
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import shutil
@@ -48,6 +49,7 @@ class Limits:
     open_files: int = 256
     file_size: int = 256 * MiB  # the largest file it may write (a larger write fails with EFBIG)
     cpu_seconds: int = 900  # CPU time of each process, then SIGXCPU (the --timeout usually comes first)
+    tmp_size: int = 512 * MiB  # its private /tmp (memory): then "No space left on device"
 
 
 STOPPED = {
@@ -158,7 +160,10 @@ def command(
             args += ["--symlink", os.readlink(link), link]
         elif target.exists():
             args += ["--ro-bind", link, link]
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args += ["--dev", "/dev", "--proc", "/proc"]
+    if _knows(args[0], "--size"):  # bwrap 0.10 and later
+        args += ["--size", str(limits.tmp_size)]
+    args += ["--perms", "1777", "--tmpfs", "/tmp"]  # nobody's to write, as a /tmp is
     for folder in python_folders():
         if not str(folder).startswith(("/usr", "/etc")):
             args += _bind("--ro-bind", folder)
@@ -174,6 +179,8 @@ def command(
         "MPLBACKEND": "Agg",
         "AGENTLAB_BACKEND": "simulated",
         "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",  # numpy's threads, one per core otherwise, each reserving memory
+        "OMP_NUM_THREADS": "1",
         "PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0"),
     }
     args += ["--clearenv"]
@@ -182,6 +189,16 @@ def command(
     numbers = [limits.memory, limits.processes, limits.open_files, limits.file_size, limits.cpu_seconds]
     enter = [sys.executable, "-I", "-S", __file__, *map(str, numbers), "--"]
     return [*args, "--", *enter, *argv]
+
+
+@functools.cache
+def _knows(bwrap: str, option: str) -> bool:
+    """Whether this bwrap has `option` (its --help lists it)."""
+    try:
+        shown = subprocess.run([bwrap, "--help"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return option in shown.stdout + shown.stderr
 
 
 def _bind(how: str, folder: Path) -> list[str]:
