@@ -76,7 +76,9 @@ def grade_all(
     jobs: int = 1,
     progress: Callable[[Graded, bool], None] | None = None,
 ) -> list[Graded]:
-    """Grade every notebook, each in its own child; resume from `results` (None: keep nothing)."""
+    """Grade every notebook, each in its own child; resume from `results` (None: keep nothing).
+    A path may be an archive of a learner's folder (`intake` unpacks it); a notebook that is a link
+    is not graded and gets a line per exercise saying so."""
     done = load(results) if results else {}
     if results:
         results.parent.mkdir(parents=True, exist_ok=True)

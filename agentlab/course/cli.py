@@ -291,7 +291,9 @@ def parser() -> argparse.ArgumentParser:
         "DIR; export nbgrader DIR: the exercises as an nbgrader course",
     )
     course.add_argument(
-        "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
+        "notebooks", nargs="*",
+        help="grade: learners' notebooks, or archives of their folders (.zip, .tar.gz); "
+        "build/check: only these (e.g. 03)",
     )
     course.add_argument("--root", default=".", help="the kit's folder (default: here)")
     course.add_argument(
