@@ -130,6 +130,20 @@ def test_an_archive_with_a_link_or_a_path_out_is_refused(tmp_path, kind, why):
     assert not (tmp_path / NAME_02).exists() and not (Path("/tmp") / NAME_02).exists()
 
 
+def test_a_zip_with_a_link_or_a_tar_with_a_pipe_is_refused(tmp_path):
+    archive = tmp_path / "mallory.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        link = zipfile.ZipInfo(NAME_02)
+        link.external_attr = (0o120777 << 16)  # a symlink, as zip keeps one
+        z.writestr(link, "../alice/" + NAME_02)
+    with pytest.raises(intake.Refused, match="holds a link"):
+        intake.unpack(archive, tmp_path / "zip")
+    pipe = tarfile.TarInfo("pipe")
+    pipe.type = tarfile.FIFOTYPE
+    with pytest.raises(intake.Refused, match="not a file"):
+        intake.unpack(tar_with(tmp_path / "pipe.tar", [(pipe, None)]), tmp_path / "tar")
+
+
 def test_a_zip_with_a_path_out_is_refused(tmp_path):
     archive = tmp_path / "class" / "mallory.zip"
     archive.parent.mkdir()
