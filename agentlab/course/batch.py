@@ -84,7 +84,7 @@ def grade_all(
         results.parent.mkdir(parents=True, exist_ok=True)
 
     def one(each: Submission) -> Graded:
-        key = (each.key, fingerprint(each.file))
+        key = (each.key, "" if each.refused else fingerprint(each.file))  # a refused one is never read
         resumed = key in done and not each.refused
         if each.refused:  # a link, or an archive that cannot be unpacked safely: never run
             graded = not_graded(each)

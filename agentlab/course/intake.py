@@ -32,6 +32,7 @@ from pathlib import Path, PurePosixPath
 LINK = "not graded: a link, not a notebook"
 MAX_FILES = 1000  # files in one learner's archive
 MAX_BYTES = 200 * 2**20  # bytes one learner's archive may unpack to
+MAX_NOTEBOOK = 64 * 2**20  # one notebook, figures and all
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz")
 
 
@@ -74,7 +75,8 @@ def is_archive(path: str) -> bool:
 
 
 def refused(paths: Sequence[str]) -> dict[str, str]:
-    """path -> why it is not graded, for each notebook that is a link or a second name of a file."""
+    """path -> why it is not graded, for each notebook that is a link or a second name of a file,
+    not a regular file at all, or larger than MAX_NOTEBOOK."""
     reasons = {}
     for path in paths:
         try:
@@ -84,6 +86,10 @@ def refused(paths: Sequence[str]) -> dict[str, str]:
         folder_is_a_link = os.path.islink(os.path.dirname(os.path.abspath(path)))
         if stat.S_ISLNK(status.st_mode) or status.st_nlink > 1 or folder_is_a_link:
             reasons[path] = LINK
+        elif not stat.S_ISREG(status.st_mode):  # a pipe or a device would be read forever
+            reasons[path] = "not graded: not a file"
+        elif status.st_size > MAX_NOTEBOOK:
+            reasons[path] = f"not graded: larger than {MAX_NOTEBOOK // 2**20} MB"
     return reasons
 
 
