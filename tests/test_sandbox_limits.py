@@ -4,6 +4,7 @@ attack is bounded: it ends, with its limit named, in seconds."""
 
 import dataclasses
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -226,3 +227,11 @@ except MemoryError:
     exit_code, out, err, _ = boxed(code, tmp_path / "work")
     first, second = out.splitlines()
     assert (exit_code, json.loads(first), second) == (0, [sandbox.NOBODY, False, []], "MemoryError"), err
+
+
+def test_a_root_grader_without_user_namespaces_says_so_instead_of_boxing_as_root(tmp_path, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("only a root grader makes the box's namespace")
+    monkeypatch.setattr(sandbox, "user_namespace", lambda: None)
+    with pytest.raises(sandbox.SandboxUnavailable, match="user namespace"):
+        sandbox.Box(tmp_path).__enter__()

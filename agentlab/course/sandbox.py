@@ -214,16 +214,17 @@ def user_namespace() -> int | None:
     """A new user namespace where uid and gid 0 and 65534 are the machine's 0 and 65534, as an open
     descriptor (None if this machine allows none). bwrap enters it as root, which can still read
     what it binds (a Python under /root, say), and the box's first step drops to nobody for good.
-    A helper process creates it; root writes its maps, which only root may."""
+    A helper process creates it and waits; root writes its maps, which only root may."""
     try:
         helper = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", "import sys; sys.stdin.read()"],
-            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=_unshare_user,
+            [sys.executable, "-I", "-S", "-c", _UNSHARE],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return None
     try:
+        if helper.stdout.readline() != b"in\n":  # it could not: no user namespaces here
+            return None
         for name in ("uid_map", "gid_map"):
             with open(f"/proc/{helper.pid}/{name}", "w") as out:
                 out.write(f"0 0 1\n{NOBODY} {NOBODY} 1\n")
@@ -232,14 +233,18 @@ def user_namespace() -> int | None:
         return None
     finally:
         helper.stdin.close()
-        helper.wait(timeout=10)
+        helper.stdout.close()
+        try:
+            helper.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            helper.kill()
+            helper.wait()
 
 
-def _unshare_user() -> None:
-    import ctypes
-
-    if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) != 0:  # CLONE_NEWUSER
-        raise OSError(ctypes.get_errno(), "unshare")
+_UNSHARE = """import ctypes, sys
+if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0:  # CLONE_NEWUSER
+    print("in", flush=True)
+    sys.stdin.read()"""
 
 
 def give(folder: Path) -> None:
