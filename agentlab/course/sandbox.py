@@ -115,6 +115,11 @@ class Box:
     def __enter__(self) -> Box:
         if os.geteuid() == 0:
             self.userns = user_namespace()
+            if self.userns is None:
+                raise SandboxUnavailable(
+                    "grading runs each notebook as nobody in a user namespace, and this machine refused "
+                    "to create one (a container without user namespaces?): grade where it allows them"
+                )
             give(self.workdir)
             for folder in self.scratch:  # the grader's: nobody enters, writes only what a check gives
                 os.chmod(folder, 0o755)
