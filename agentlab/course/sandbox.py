@@ -14,9 +14,15 @@ session, and dies with its parent.
 It runs as `nobody` (uid and gid 65534) in a user namespace of its own, with no capabilities and
 the limits of `Limits` (memory, processes, open files, file size, CPU time), set by this module's
 own `__main__` just before it starts the kernel. When the grader is root, nobody is the machine's
-nobody too (a namespace that maps 65534 to 65534): it reads only what anyone may read (never
-/etc/shadow) and the process limit holds (the kernel does not count a root user's processes). A
-grader that is not root cannot switch users: the box's nobody is then the grader's own user outside.
+nobody too (a namespace that maps 0 and 65534 to themselves; bwrap sets up as 0, the kernel runs
+as 65534): it reads only what anyone may read (never /etc/shadow) and the process limit holds (Linux
+does not count a root user's processes). A grader that is not root cannot switch users: the box's
+nobody is then the grader's own user outside.
+
+Folders shared with the grader: the copy of the learner's folder (given to nobody: `give`) and the
+scratch folder, which stays the grader's (mode 755): nobody reads what a check hands over there and
+writes only in a folder a check gives it. The grader writes there only with `put`, which never
+follows a link the learner's code may have left.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ GiB, MiB = 2**30, 2**20
 
 
 class SandboxUnavailable(RuntimeError):
-    """bubblewrap is not installed, so notebooks cannot be graded safely."""
+    """bubblewrap is missing, or this machine cannot run the box: notebooks cannot be graded safely."""
 
 
 @dataclass(frozen=True)
