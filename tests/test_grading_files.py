@@ -251,3 +251,29 @@ def census_clerk(path):
     by = grade(tmp_path, path)
     assert {r["exercise"]: r["status"] for r in by["mallory"]["results"]}["10.travel"] == "failed"
     assert not planted.exists() and not Path(str(planted) + "-journal").exists()
+
+
+def test_a_notebook_that_forks_and_allocates_is_bounded_and_its_answers_still_graded(tmp_path):
+    """A fork bomb and a 10 GB allocation after the learner's (right) answers, graded by `agentlab
+    course grade`: each stops at its limit and the kernel lives on, or the cell takes the answers
+    away; within the 30 s an attack may take (the other limits: test_sandbox_limits)."""
+    import time
+
+    import nbformat
+
+    away = "    del longest_chain, finish_time, longest_chain_first  # not stopped: the test sees it"
+    attacks = [
+        "import os, time\nn = 0\ntry:\n    while n < 2000:\n        if os.fork() == 0:\n"
+        "            time.sleep(60)\n            os._exit(0)\n        n += 1\nexcept OSError:\n    pass\n"
+        f"if n >= 2000:\n{away}",
+        f"try:\n    block = bytearray(10 * 2**30)\nexcept MemoryError:\n    pass\nelse:\n{away}",
+    ]
+    nb = nbformat.read(SOLVED_02, as_version=4)
+    nb.cells += [nbformat.v4.new_code_cell(a) for a in attacks]
+    path = tmp_path / "class" / "mallory" / NAME_02
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+    started = time.monotonic()
+    by = grade(tmp_path, path)
+    assert time.monotonic() - started < 30
+    assert passed(by["mallory"]) == 3, by["mallory"]
