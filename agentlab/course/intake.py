@@ -124,13 +124,19 @@ def from_archive(path: str, into: Path) -> list[Submission]:
 
 def unpack(archive: Path, into: Path) -> list[Path]:
     """Unpack `archive` into the new folder `into`, plain files only; raise Refused with the reason."""
+    if not archive.is_file() or archive.stat().st_size > MAX_BYTES:
+        raise Refused(f"not graded: the archive is not a file of at most {MAX_BYTES // 2**20} MB")
     into.mkdir(parents=True)
     if archive.name.lower().endswith(".zip"):
         with zipfile.ZipFile(archive) as z:
             members = [(i.filename, _zip_kind(i), (lambda i=i: z.open(i))) for i in z.infolist()]
             return _write_all(members, into)
     with tarfile.open(archive) as tar:
-        members = [(m.name, _tar_kind(m), (lambda m=m: tar.extractfile(m))) for m in tar.getmembers()]
+        members = []
+        for m in tar:  # one header at a time: a tar of a million empty members stops at the cap
+            members.append((m.name, _tar_kind(m), (lambda m=m: tar.extractfile(m))))
+            if len(members) > 2 * MAX_FILES:
+                raise Refused(f"not graded: the archive holds more than {MAX_FILES} files")
         return _write_all(members, into)
 
 
