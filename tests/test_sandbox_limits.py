@@ -1,8 +1,9 @@
 """The sandbox a notebook is graded in, attacked from inside: code runs in the real bubblewrap box
-(`sandbox.command`, as a session starts it) and each test asserts what it cannot see or do. Every
+(`sandbox.Box`, as a session starts it) and each test asserts what it cannot see or do. Every
 attack is bounded: it ends, with its limit named, in seconds."""
 
 import dataclasses
+import io
 import json
 import os
 import signal
@@ -235,3 +236,11 @@ def test_a_root_grader_without_user_namespaces_says_so_instead_of_boxing_as_root
     monkeypatch.setattr(sandbox, "user_namespace", lambda: None)
     with pytest.raises(sandbox.SandboxUnavailable, match="user namespace"):
         sandbox.Box(tmp_path).__enter__()
+    from contextlib import redirect_stderr
+
+    from agentlab.course.cli import main
+
+    said = io.StringIO()
+    with redirect_stderr(said):
+        assert main(["course", "grade", str(tmp_path / "02_plans_are_dags.ipynb")]) == 2
+    assert said.getvalue() == f"error: {sandbox.NO_NAMESPACE}\n"  # once, before any notebook

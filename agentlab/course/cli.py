@@ -182,7 +182,7 @@ def grade_command(args: argparse.Namespace) -> int:
         print("error: --timeout must be a positive number of seconds, --jobs at least 1", file=sys.stderr)
         return 2
     try:
-        sandbox.bwrap()
+        sandbox.ready()
     except sandbox.SandboxUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

