@@ -142,6 +142,14 @@ def test_an_archive_with_a_link_or_a_path_out_is_refused(tmp_path, kind, why):
     assert not (tmp_path / NAME_02).exists() and not (Path("/tmp") / NAME_02).exists()
 
 
+def test_two_archives_of_the_same_name_in_two_sections_are_two_learners(tmp_path):
+    for section in ("a", "b"):
+        (tmp_path / section).mkdir()
+        tar_with(tmp_path / section / "bob.tar", [plain("../" + NAME_02, b"{}")])
+    by = grade(tmp_path, tmp_path / "a" / "bob.tar", tmp_path / "b" / "bob.tar")
+    assert sorted(by) == ["a/bob", "b/bob"]
+
+
 def test_a_zip_with_a_link_or_a_tar_with_a_pipe_is_refused(tmp_path):
     archive = tmp_path / "mallory.zip"
     with zipfile.ZipFile(archive, "w") as z:

@@ -90,7 +90,7 @@ def grade_all(
             graded = not_graded(each)
         else:
             graded = done[key] if resumed else in_child(each.file, timeout, root)
-        graded.path, graded.learner = each.path, each.learner or names[each.path]
+        graded.path, graded.learner = each.path, names[stand_in(each)]
         if not resumed and results and not each.refused:
             row = {"path": key[0], "fingerprint": key[1], "graded": to_json(graded)}
             with open(results, "a", encoding="utf-8") as out:  # one line, flushed as soon as it is known
@@ -102,8 +102,14 @@ def grade_all(
         return graded
 
     with intake.taken(paths) as submissions, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        names = learners([each.path for each in submissions if not each.learner])
+        names = learners([stand_in(each) for each in submissions])
         return list(pool.map(one, submissions))
+
+
+def stand_in(each: Submission) -> str:
+    """The path that names its learner: an archive's notebooks are in the learner's folder the
+    archive stands for (`a/bob.zip`: `a/bob/`), so `a/bob.zip` and `b/bob.zip` are two learners."""
+    return os.path.join(each.folder, f"{NOTEBOOKS[0]}_.ipynb") if each.folder else each.path
 
 
 def not_graded(each: Submission) -> Graded:

@@ -13,7 +13,7 @@ A learner may hand in an archive (.zip, .tar, .tar.gz, .tgz) of their folder. It
 if every member is a plain file or folder whose path stays inside the archive's folder, and within
 MAX_FILES files and MAX_BYTES bytes unpacked (counted while unpacking, whatever the archive
 declares); otherwise nothing of it is graded and the reason is named. Its notebooks are graded as
-the learner named by the archive (`bob.zip`: bob).
+the learner the archive names (`a/bob.zip`: bob, or a/bob beside a `b/bob.zip`).
 """
 
 from __future__ import annotations
@@ -43,12 +43,13 @@ class Refused(ValueError):
 @dataclass(frozen=True)
 class Submission:
     """One notebook to grade: `path` as the report shows it, `file` the file graded (an archive's
-    notebook: where it was unpacked), `learner` when the archive names them, why it is refused."""
+    notebook: where it was unpacked), the learner's `folder` when an archive stands for it
+    (`a/bob.zip`: `a/bob`), why it is refused."""
 
     path: str
     file: str
     key: str  # what the results file knows it by: the same notebook of the same archive, next time
-    learner: str = ""
+    folder: str = ""
     refused: str = ""
 
 
@@ -103,23 +104,23 @@ def learner_of_archive(path: str) -> str:
 
 def from_archive(path: str, into: Path) -> list[Submission]:
     """The notebooks of one archive, unpacked into `into`; one refused line if it cannot be."""
-    learner = learner_of_archive(path)
+    folder = os.path.join(os.path.dirname(path), learner_of_archive(path))
     try:
         if Path(path).is_symlink():
             raise Refused("not graded: the archive is a link")
         files = unpack(Path(path), into)
     except Refused as why:
-        return [Submission(path, path, str(Path(path).resolve()), learner, str(why))]
+        return [Submission(path, path, str(Path(path).resolve()), folder, str(why))]
     except (OSError, zipfile.BadZipFile, tarfile.TarError, EOFError) as error:
         why = f"not graded: the archive cannot be read ({type(error).__name__})"
-        return [Submission(path, path, str(Path(path).resolve()), learner, why)]
+        return [Submission(path, path, str(Path(path).resolve()), folder, why)]
     notebooks = sorted(f for f in files if f.suffix == ".ipynb")
     if not notebooks:
         why = "not graded: no notebook in the archive"
-        return [Submission(path, path, str(Path(path).resolve()), learner, why)]
+        return [Submission(path, path, str(Path(path).resolve()), folder, why)]
     key = str(Path(path).resolve())
     inside = {n: n.relative_to(into).as_posix() for n in notebooks}
-    return [Submission(f"{path}:{i}", str(n), f"{key}:{i}", learner) for n, i in inside.items()]
+    return [Submission(f"{path}:{i}", str(n), f"{key}:{i}", folder) for n, i in inside.items()]
 
 
 def unpack(archive: Path, into: Path) -> list[Path]:
