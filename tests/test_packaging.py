@@ -39,7 +39,8 @@ def pyproject_requirements() -> dict[str, str]:
 
 def conda_requirements() -> dict[str, str]:
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    found = [parse(d) for d in env["dependencies"] if isinstance(d, str)]
+    pip = next((d["pip"] for d in env["dependencies"] if isinstance(d, dict)), [])
+    found = [parse(d) for d in env["dependencies"] + pip if isinstance(d, str) and d != "-e ."]
     return {name: bound for name, bound in found if name not in ("python", "pip")}
 
 

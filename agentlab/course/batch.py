@@ -23,7 +23,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agentlab.course.grading import NOTEBOOKS, Graded, Result, grade
+from agentlab.course import intake
+from agentlab.course.checks import exercises_of
+from agentlab.course.grading import NOTEBOOKS, Graded, Result, grade, notebook_number
+from agentlab.course.intake import Submission
 
 RESULTS = Path(".agentlab") / "grades.jsonl"  # where a batch keeps its results unless told otherwise
 
@@ -31,7 +34,7 @@ RESULTS = Path(".agentlab") / "grades.jsonl"  # where a batch keeps its results 
 def learners(paths: Sequence[str]) -> dict[str, str]:
     """path -> learner, by the learner's folder relative to what all the folders share: `a/alice` and
     `b/alice` are two learners. A notebook not named NN_….ipynb is its own learner (its stem)."""
-    folders = {p: Path(p).resolve().parent for p in paths}
+    folders = {p: Path(os.path.abspath(p)).parent for p in paths}  # a link is named for itself
     parents = [str(f.parent) for f in folders.values()] or ["/"]
     common = Path(os.path.commonpath(parents))
     names = {}
@@ -73,18 +76,22 @@ def grade_all(
     jobs: int = 1,
     progress: Callable[[Graded, bool], None] | None = None,
 ) -> list[Graded]:
-    """Grade every notebook, each in its own child; resume from `results` (None: keep nothing)."""
+    """Grade every notebook, each in its own child; resume from `results` (None: keep nothing).
+    A path may be an archive of a learner's folder (`intake` unpacks it); a notebook that is a link
+    is not graded and gets a line per exercise saying so."""
     done = load(results) if results else {}
-    names = learners(paths)
     if results:
         results.parent.mkdir(parents=True, exist_ok=True)
 
-    def one(path: str) -> Graded:
-        key = (str(Path(path).resolve()), fingerprint(path))
-        resumed = key in done
-        graded = done[key] if resumed else in_child(path, timeout, root)
-        graded.path, graded.learner = path, names[path]
-        if not resumed and results:
+    def one(each: Submission) -> Graded:
+        key = (each.key, "" if each.refused else fingerprint(each.file))  # a refused one is never read
+        resumed = key in done and not each.refused
+        if each.refused:  # a link, or an archive that cannot be unpacked safely: never run
+            graded = not_graded(each)
+        else:
+            graded = done[key] if resumed else in_child(each.file, timeout, root)
+        graded.path, graded.learner = each.path, names[stand_in(each)]
+        if not resumed and results and not each.refused:
             row = {"path": key[0], "fingerprint": key[1], "graded": to_json(graded)}
             with open(results, "a", encoding="utf-8") as out:  # one line, flushed as soon as it is known
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -94,8 +101,22 @@ def grade_all(
             progress(graded, resumed)
         return graded
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return list(pool.map(one, paths))
+    with intake.taken(paths) as submissions, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        names = learners([stand_in(each) for each in submissions])
+        return list(pool.map(one, submissions))
+
+
+def stand_in(each: Submission) -> str:
+    """The path that names its learner: an archive's notebooks are in the learner's folder the
+    archive stands for (`a/bob.zip`: `a/bob/`), so `a/bob.zip` and `b/bob.zip` are two learners."""
+    return os.path.join(each.folder, f"{NOTEBOOKS[0]}_.ipynb") if each.folder else each.path
+
+
+def not_graded(each: Submission) -> Graded:
+    """A line per exercise its name says it holds, none passed, and why it was not graded."""
+    number = notebook_number(each.path.rsplit(":", 1)[-1])
+    required = exercises_of(number) if number else []
+    return Graded(each.path, "", [Result(e, "not done", each.refused) for e in required], broken=each.refused)
 
 
 def in_child(path: str, timeout: float, root: str | None) -> Graded:

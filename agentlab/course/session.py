@@ -93,14 +93,15 @@ class Session:
         kernel_in, grader_out = os.pipe()
         grader_in, kernel_out = os.pipe()
         argv = [sys.executable, "-m", "agentlab.course.kernel", str(kernel_in), str(kernel_out)]
-        self.process = subprocess.Popen(
-            sandbox.command(argv, self.workdir, [self.scratch]),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            pass_fds=(kernel_in, kernel_out),
-            start_new_session=True,
-        )
+        with sandbox.Box(self.workdir, [self.scratch]) as box:
+            self.process = subprocess.Popen(
+                box.command(argv),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(kernel_in, kernel_out, *box.fds),
+                start_new_session=True,
+            )
         os.close(kernel_in)
         os.close(kernel_out)
         self.peer = wire.Peer(grader_in, grader_out, self._encode, self._decode)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.agents import Agent, world_team
+from agentlab.course import sandbox
 from agentlab.course.checks import attempt
 from agentlab.llm import SimulatedLLM
 from agentlab.plan import Step
@@ -77,6 +78,7 @@ def pay_installments(
     team = _noting_team(llm, asked, broken)
     planner = LLMPlanner(llm, team, tool_steps=False)
     with tempfile.TemporaryDirectory() as folder:
+        sandbox.give(Path(folder))  # the learner's `pay` writes its checkpoint here, in the sandbox
         runs, error = attempt(pay, task, planner, team, Path(folder) / "run.json", per, max_installments)
     return runs, error, asked
 

@@ -13,13 +13,15 @@ No check starts a cluster: an agent that pickles with cloudpickle is what a Dask
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentlab.course import sandbox
 from agentlab.course.checks import Case, attempt, exercise
 
 _TIME_LIMIT = 5.0  # seconds for one case: far more than a right answer needs
@@ -102,11 +104,37 @@ def break_even(find: Callable[[int, int, float], float | None]) -> Iterator[Case
 _CENSUS = {"Quillmoor": "4417", "Sallow Reach": "912", "Orrin's Cay": "23050"}  # islands you have not seen
 
 
-def _write(path: Path, census: dict[str, str]) -> None:
-    """The census as notebook 10's exercise keeps it: a table `census(island, people)`."""
-    with closing(sqlite3.connect(path)) as db, db:
-        db.execute("CREATE TABLE IF NOT EXISTS census (island TEXT PRIMARY KEY, people TEXT)")
-        db.executemany("INSERT OR REPLACE INTO census VALUES (?, ?)", census.items())
+@contextmanager
+def _opened(folder: str) -> Iterator[int]:
+    where = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        yield where
+    finally:
+        os.close(where)
+
+
+def _write(folder: int, census: dict[str, str]) -> None:
+    """The census as notebook 10's exercise keeps it, a table `census(island, people)`, as
+    `census.db` in the folder open as `folder`. The learner's agent reads it in the sandbox, which
+    sees that folder: the database is built in memory and put in place without following a link
+    the learner's code may have left at its name (sqlite would write through it, and its journal)."""
+    sandbox.put(folder, "census.db", _database(census))
+
+
+def _database(census: dict[str, str]) -> bytes:
+    def fill(db: sqlite3.Connection) -> None:
+        with db:
+            db.execute("CREATE TABLE census (island TEXT PRIMARY KEY, people TEXT)")
+            db.executemany("INSERT INTO census VALUES (?, ?)", census.items())
+
+    with closing(sqlite3.connect(":memory:")) as db:
+        if hasattr(db, "serialize"):  # Python 3.11+
+            fill(db)
+            return db.serialize()
+    with tempfile.TemporaryDirectory() as own:  # Python 3.10: in a folder of its own (mode 700)
+        with closing(sqlite3.connect(Path(own) / "census.db")) as db:
+            fill(db)
+        return (Path(own) / "census.db").read_bytes()
 
 
 @exercise(
@@ -123,9 +151,10 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
     from agentlab.plan import Plan, Step
     from agentlab.run import run_plan
 
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, _opened(folder) as where:
+        os.chmod(where, 0o755)  # the sandbox's nobody reads the census; only the grader writes here
         path = Path(folder) / "census.db"
-        _write(path, _CENSUS)
+        _write(where, _CENSUS)
         agent, error = attempt(census_clerk, str(path), limit=_TIME_LIMIT)
         if error or not isinstance(agent, Agent) or agent.role != "clerk":
             yield Case("census_clerk(path) builds an Agent for the role \"clerk\"", False,
@@ -145,7 +174,7 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
         if error:
             return
         copy = cloudpickle.loads(sent)
-        _write(path, {**_CENSUS, "Quillmoor": "4420"})  # the census is corrected after the agent was built
+        _write(where, {**_CENSUS, "Quillmoor": "4420"})  # the census is corrected after the agent was built
         got, error = attempt(copy, Step("s1", "clerk", "Quillmoor"), {}, limit=_TIME_LIMIT)
         fresh = not error and got.output == "4420"
         yield Case("its copy reads the census when a step runs, after a figure in it was corrected", fresh,
