@@ -238,6 +238,11 @@ def export_command(args: argparse.Namespace) -> int:
         print(f"error: say `{usage}`", file=sys.stderr)
         return 2
     target, only = Path(args.notebooks[1]), args.notebooks[2:] or None
+    solutions = Path(args.root).resolve() / "solutions"
+    if not solutions.is_dir():
+        where = f"no solutions/ at {solutions}"
+        print(f"error: {where}: run it in the kit's folder or point at it with --root KIT", file=sys.stderr)
+        return 2
     try:
         written = nbgrader.export(args.root, target, only=only)
     except nbgrader.ExportError as e:
@@ -307,8 +312,22 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line read with options anywhere: `course grade --fresh --csv g.csv a.ipynb b.ipynb`
+    as well as the files first. (argparse gives `course`'s list of notebooks the empty list it finds
+    before the first option, and would call the files after it unrecognized.)"""
+    commands = parser()
+    args, extra = commands.parse_known_args(argv)
+    unknown = [word for word in extra if word.startswith("-")]
+    if unknown or (extra and args.command != "course"):
+        commands.error(f"unrecognized arguments: {' '.join(unknown or extra)}")
+    if extra:
+        args.notebooks = [*args.notebooks, *extra]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "run":
         return run(args)
     if args.command == "course":
