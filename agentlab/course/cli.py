@@ -30,7 +30,7 @@ DEMO_TASKS = (
 
 def course_packages() -> list[str]:
     """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
-    requirements = importlib.metadata.requires("agentlab") or []
+    requirements = importlib.metadata.requires("agentlab-course") or []
     return [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in requirements if "extra ==" not in r]
 
 
