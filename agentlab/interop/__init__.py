@@ -23,4 +23,5 @@ def require(module: str, extra: str) -> None:
     except ModuleNotFoundError:  # a parent package is missing
         found = False
     if not found:
-        raise ImportError(f"this needs {module!r}: pip install -e '.[{extra}]' in the kit's folder (or make setup-test)")
+        install = f"pip install -e '.[{extra}]' in the kit's folder (or make setup-test)"
+        raise ImportError(f"this needs {module!r}: {install}")
