@@ -9,9 +9,7 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
-import re
 import signal
 import sys
 from pathlib import Path
@@ -26,12 +24,6 @@ DEMO_TASKS = (
     ("a task worth decomposing", "Write a short report on why agents plan before they act."),
     ("a simple task (one agent is enough)", "Greet the class in one sentence."),
 )
-
-
-def course_packages() -> list[str]:
-    """The libraries the kit declares (pyproject.toml's dependencies, not the test tools)."""
-    requirements = importlib.metadata.requires("agentlab-course") or []
-    return [re.match(r"[A-Za-z0-9_.-]+", r).group() for r in requirements if "extra ==" not in r]
 
 
 def demo() -> int:
@@ -86,20 +78,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def doctor() -> int:
-    print(f"Python {sys.version.split()[0]}")
-    missing = []
-    for name in course_packages():
-        try:
-            print(f"  {name:<11} {importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            print(f"  {name:<11} MISSING")
-            missing.append(name)
-    print(describe_backend())
-    if missing:
-        print(f"Not ready: install {', '.join(missing)} (run `make lab`, which sets everything up).")
-        return 1
-    print("Ready for the course.")
-    return 0
+    """Whether this machine is ready for the course (agentlab.course.doctor)."""
+    from agentlab.course.doctor import doctor as check_this_machine
+
+    return check_this_machine()
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -257,7 +239,7 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a decomposed task and a simple task, and print both")
-    commands.add_parser("doctor", help="check the Python packages the course needs")
+    commands.add_parser("doctor", help="check the packages the course needs, and that its backend answers")
     solve = commands.add_parser("run", help="plan and solve a question about the task world")
     solve.add_argument("task", nargs="?", help='e.g. "What is the population of Varra?"')
     solve.add_argument("--samples", action="store_true", help="list sample tasks and stop")
