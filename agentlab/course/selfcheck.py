@@ -24,7 +24,8 @@ TIMEOUT = 300  # seconds a cell may run: the checks bound each case far below th
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run each notebook named (all of exercises/ without names); 1 if any check did not pass."""
+    """Run each notebook named (all of exercises/ without names) and show its checks; 0 once shown,
+    whatever they said (feedback, not a gate: make would call a failed check an error), 2 on bad names."""
     names = sys.argv[1:] if argv is None else argv
     paths = [Path(n) for n in names] or sorted(Path("exercises").glob("*.ipynb"))
     missing = [str(p) for p in paths if not p.is_file()]
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"== {path}")
         all_passed &= report(path)
     print("Every check above passed." if all_passed else "Some checks did not pass yet: see above.")
-    return 0 if all_passed else 1
+    return 0
 
 
 def report(path: Path) -> bool:
