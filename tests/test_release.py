@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from test_docs_commands import link_venv
 
 from agentlab.course.cli import main
 
@@ -43,7 +44,7 @@ needs_make = pytest.mark.skipif(
 def make_in(released: Path, *args: str, **run) -> subprocess.CompletedProcess:
     """`make ARGS` in the release, on this kit's set-up .venv (linked in: no install in the test)."""
     if not (released / ".venv").exists():
-        (released / ".venv").symlink_to(ROOT / ".venv")
+        link_venv(released)
     env = {**os.environ, "PYTHONPATH": str(released), "AGENTLAB_BACKEND": "simulated"}
     env["ANTHROPIC_API_KEY"] = ""
     return subprocess.run(["make", "-o", ".venv/.installed", *args], cwd=released, env=env,
