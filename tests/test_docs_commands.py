@@ -5,8 +5,10 @@ Each fenced block of commands runs in one bash, in a scratch copy of the kit (or
 `agentlab serve` stands in for Claude wherever a key is needed (`sk-ant-...` too); `make lab` is
 checked for its setup part, then `agentlab doctor` says whether the backend the lab would use answers;
 port 8765 becomes a free one; notebook 03 is recorded on a small notebook of the same name (the whole
-one takes a minute through the server). Output the docs show after a `$` command must be what it
-prints (numbers aside). What cannot run here is named in NOT_RUN, and README says the same.
+one takes a minute through the server), on the simulator, since that block exports no key (what is
+checked there is where the files go: the kernel runs in notebooks/). Output the docs show after a
+`$` command must be what it prints (numbers aside). What cannot run here is named in NOT_RUN, and
+README says the same.
 """
 
 import os
