@@ -110,10 +110,13 @@ lint: setup-test
 
 # Re-run course notebooks in place, storing fresh outputs (then review the diff).
 # All of them by default; one with `make notebooks NB=notebooks/03_llm_planner.ipynb`.
+# Widget state is not stored: JupyterLab would rewrite it on save ("max": 1.0 -> 1), and a widget
+# cell shows its text form ("run this cell to show the editor") until it is run.
 NB ?= notebooks/*.ipynb $(wildcard solutions/*.ipynb)
 notebooks: setup
 	AGENTLAB_BACKEND=simulated ANTHROPIC_API_KEY= $(BIN)/jupyter nbconvert --to notebook --execute --inplace \
-		--ExecutePreprocessor.record_timing=False --ClearMetadataPreprocessor.enabled=True \
+		--ExecutePreprocessor.record_timing=False --ExecutePreprocessor.store_widget_state=False \
+		--ClearMetadataPreprocessor.enabled=True \
 		--ClearMetadataPreprocessor.clear_notebook_metadata=False \
 		--ClearMetadataPreprocessor.preserve_cell_metadata_mask=tags $(NB)
 

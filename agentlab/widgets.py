@@ -8,8 +8,10 @@ DAG with its critical path, gives the makespan on the chosen number of workers a
 every step succeeds; Run executes the plan and draws who ran what when.
 
 With `approval=True` (notebook 03) the editor is a checkpoint for a person: a planner's plan is shown
-before anything runs, the learner edits it or approves it as it is, and Run runs exactly the approved
-plan. An edit after approval withdraws it.
+before anything runs, the learner edits it, approves it as it is or rejects it with a reason, and Run
+runs exactly the approved plan. An edit after approval withdraws it until Approve is clicked again;
+every decision (approved, rejected with its reason, an approval refused and why) is kept in
+`editor.decisions`. What the editor shows and what a click does come from one place (`_sync`).
 
 It is plain Python over ipywidgets: setting a field's `.value` or calling `Button.click()` does what
 a learner's edit or click does, which is how the tests drive it without a browser or a kernel.
@@ -42,6 +44,7 @@ from agentlab.experiments import (
     with_retries,
 )
 from agentlab.plan import Plan, PlanError, Step
+from agentlab.plan_rows import COLUMNS, DEFAULT_SUCCESS, StepRow, step_row
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
 from agentlab.schedule import makespan, step_durations, virtual_schedule
@@ -49,71 +52,6 @@ from agentlab.valid import number
 from agentlab.viz import draw_plan, draw_timeline, layers
 
 DEFAULT_TASK = "Write a short report on planner-executor agents."
-DEFAULT_SUCCESS = 0.95  # each step's chance of success until the learner says otherwise
-COLUMNS = {"id": 60, "role": 110, "instruction": 330, "after": 90, "seconds": 75, "p(success)": 75}
-
-
-@dataclass(eq=False)
-class StepRow:
-    """The fields of one step, and the row of widgets that shows them."""
-
-    id: widgets.Text
-    role: widgets.Dropdown
-    instruction: widgets.Text
-    depends_on: widgets.Text  # comma-separated step ids
-    duration: widgets.BoundedFloatText
-    success: widgets.BoundedFloatText
-    remove: widgets.Button
-    box: widgets.HBox
-    tool: str | None = None  # a direct tool call and its arguments ride along, unedited
-    args: Mapping | None = None
-
-    @property
-    def fields(self) -> list[widgets.ValueWidget]:
-        return [self.id, self.role, self.instruction, self.depends_on, self.duration, self.success]
-
-    def step(self) -> Step:
-        """The step these fields describe (not yet validated: the Plan does that)."""
-        ids = [d.strip() for d in self.depends_on.value.split(",") if d.strip()]
-        return Step(
-            self.id.value.strip(),
-            self.role.value,
-            self.instruction.value.strip(),
-            depends_on=tuple(ids),
-            tool=self.tool,
-            args=dict(self.args or {}),
-            duration=self.duration.value,
-        )
-
-
-def step_row(step: Step, roles: list[str], duration: float, success: float) -> StepRow:
-    """A row of widgets holding `step`, with `duration` seconds and chance of `success`."""
-
-    def sized(widget, column: str, css_class: str):
-        widget.layout = widgets.Layout(width=f"{COLUMNS[column]}px")
-        widget.add_class(css_class)  # a handle for the browser test
-        return widget
-
-    text = {"continuous_update": False}  # update when the learner presses Enter or leaves the field
-    row = StepRow(
-        id=sized(widgets.Text(step.id, **text), "id", "agentlab-id"),
-        role=sized(widgets.Dropdown(options=roles, value=step.role), "role", "agentlab-role"),
-        instruction=sized(widgets.Text(step.instruction, **text), "instruction", "agentlab-instruction"),
-        depends_on=sized(widgets.Text(", ".join(step.depends_on), **text), "after", "agentlab-after"),
-        duration=sized(
-            widgets.BoundedFloatText(duration, min=0, max=1e6, step=0.5), "seconds", "agentlab-seconds"
-        ),
-        success=sized(widgets.BoundedFloatText(success, min=0, max=1, step=0.01), "p(success)", "agentlab-p"),
-        remove=widgets.Button(icon="trash", tooltip="remove this step", layout=widgets.Layout(width="36px")),
-        box=widgets.HBox(),
-        tool=step.tool,
-        args=step.args,
-    )
-    row.box.children = [*row.fields, row.remove]
-    row.box.add_class("agentlab-step")
-    return row
-
-
 def png(draw: Callable[[Axes], object], size: tuple[float, float]) -> bytes:
     """Draw on a fresh figure and return it as PNG bytes. A bare `Figure` (not pyplot) is never
     registered with pyplot, so nothing leaks and the notebook does not also display it."""
@@ -131,13 +69,24 @@ def dag_size(plan: Plan) -> tuple[float, float]:
     return min(3.5 + 1.4 * columns, 11.0), min(1.2 + 0.7 * tallest, 8.0)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A person's decision on the plan on screen: "approved", "rejected" (with their reason) or
+    "refused" (Approve on a plan that is not valid: the reason says why; no plan)."""
+
+    action: str
+    plan: Plan | None
+    reason: str = ""
+
+
 class PlanEditor:
     """Edit a plan in a notebook and see its DAG, critical path, makespan, predicted success and
     (after Run) its timeline, all kept up to date.
 
     `editor.plan` is the last valid plan and `editor.error` the current problem ("" when the rows
     form a valid plan); `editor.last_run` is the `Run` from the last click on Run. With
-    `approval=True`, `editor.approved` is the plan the learner approved (None until then)."""
+    `approval=True`, `editor.approved` is the plan the learner approved (None until then, and again
+    after an edit) and `editor.decisions` every decision taken on it, in order."""
 
     def __init__(
         self,
@@ -155,6 +104,10 @@ class PlanEditor:
         self.last_run: Run | None = None
         self.approval = approval
         self.approved: Plan | None = None
+        self.decisions: list[Decision] = []
+        self._withdrawn = False  # an approval was withdrawn by an edit
+        self._rejected = ""  # the reason of a rejection of the plan on screen
+        self._notice = ""  # what the last click on Approve or Reject could not do, until the next edit
         self._drawn: Plan | None = None  # the plan the DAG picture shows
 
         # each CSS class is a handle for the browser test
@@ -166,6 +119,11 @@ class PlanEditor:
         self.approve_button = widgets.Button(description="Approve", icon="check", button_style="success")
         self.approve_button.add_class("agentlab-approve")
         self.approve_button.on_click(lambda _: self.approve())
+        self.reject_button = widgets.Button(description="Reject", icon="times", button_style="danger")
+        self.reject_button.add_class("agentlab-reject")
+        self.reject_button.on_click(lambda _: self.reject())
+        self.reason = widgets.Text(placeholder="why reject it?", layout=widgets.Layout(width="220px"))
+        self.reason.add_class("agentlab-reason")
         self.message = widgets.HTML().add_class("agentlab-message")
         self.summary = widgets.HTML().add_class("agentlab-summary")
         self.run_status = widgets.HTML().add_class("agentlab-run-status")
@@ -185,7 +143,7 @@ class PlanEditor:
             widgets.HTML(f"<b>{name}</b>", layout=widgets.Layout(width=f"{px}px"))
             for name, px in COLUMNS.items()
         ]
-        approve = [self.approve_button] if approval else []
+        approve = [self.approve_button, self.reject_button, self.reason] if approval else []
         controls = widgets.HBox([self.add_button, self.workers, *approve, self.run_button])
         shown = [self.message, self.summary, self.dag, self.run_status, self.timeline]
         self.widget = widgets.VBox([widgets.HBox(header), self._rows_box, controls, *shown])
@@ -228,14 +186,17 @@ class PlanEditor:
 
     def refresh(self) -> None:
         """Rebuild the plan from the rows; show it if valid, else show why not and keep the last one."""
+        self._notice = ""
         try:
             plan = Plan([row.step() for row in self.rows], roles=self.team)
         except PlanError as e:
             self.error = str(e)
             self.message.value = f'<span style="color:#b00020">&#9888; {html.escape(self.error)}</span>'
             self.summary.value = "<i>Not a valid plan: no figures until it is fixed.</i>"
-            self._show_timeline(None)
+            self._edited(None)
+            self._sync()
             return
+        self._edited(plan)
         self.plan, self.error = plan, ""
         self.message.value = '<span style="color:#2e7d32">&#10003; valid plan</span>'
         durations = step_durations(plan, self.team)
@@ -252,52 +213,86 @@ class PlanEditor:
         if plan != self._drawn:  # redraw only when the steps changed, not for workers or p
             self.dag.value = png(lambda ax: draw_plan(plan, ax, durations=durations), dag_size(plan))
             self._drawn = plan
-        if self.last_run is None or self.last_run.plan != plan or self.last_run.workers != k:
-            self._show_timeline(None)  # a timeline is only shown for the plan and workers on screen
+        self._sync()
+
+    def _edited(self, plan: Plan | None) -> None:
+        """The rows now form `plan` (None: no valid plan): an approval or a rejection of another plan
+        no longer holds. Only a click on Approve approves again, even if the old text is typed back."""
+        if plan != self.approved and self.approved is not None:
+            self.approved, self._withdrawn = None, True
+        if plan != self.plan or plan is None:
+            self._rejected = ""
+
+    # --- a person's decision (approval=True) --------------------------------------
 
     def approve(self) -> Plan | None:
-        """Approve the plan on screen as it is now; None (and a message) if it is not valid."""
-        self.approved = None if self.error else self.plan
-        self._show_timeline(None)
+        """Approve the plan on screen as it is now; a plan that is not valid is refused, saying why."""
+        if self.error:
+            self.approved = None
+            self.decisions.append(Decision("refused", None, self.error))
+            self._notice = f"Not approved: the plan on screen is not valid: {html.escape(self.error)}."
+        else:
+            self.approved, self._withdrawn, self._rejected = self.plan, False, ""
+            self.decisions.append(Decision("approved", self.plan))
+        self._sync()
         return self.approved
+
+    def reject(self, reason: str | None = None) -> None:
+        """Reject the plan on screen, for `reason` (default: what the box beside Reject says)."""
+        reason = (self.reason.value if reason is None else reason).strip()
+        if not reason:
+            self._notice = "Not rejected: say why in the box beside <b>Reject</b>, then click it again."
+        else:
+            self.approved, self._withdrawn, self._rejected = None, False, reason
+            self.decisions.append(Decision("rejected", None if self.error else self.plan, reason))
+        self._sync()
+
+    # --- running -------------------------------------------------------------
 
     def _blocked(self) -> str:
         """Why Run must not run now ("" when it may)."""
         if self.error:
             return "Not run: the plan on screen is not valid (see the message above)."
-        if self.approval and self.approved != self.plan:
-            edited = "it was edited after approval" if self.approved else "nobody has approved it yet"
+        if self.approval and self.approved is None:
+            if self._rejected:
+                return (f"Not run: Rejected: {html.escape(self._rejected)}. Edit it and click "
+                        "<b>Approve</b> if it can be fixed.")
+            edited = "it was edited after approval" if self._withdrawn else "nobody has approved it yet"
             return f"Not run: {edited}. Check it, edit it if needed, then click <b>Approve</b>."
         return ""
 
     def run(self) -> Run | None:
         """Run the plan on screen on the chosen number of workers and draw its timeline; nothing runs
         (None) while it is invalid or, with approval, not (or no longer) approved: the editor says why."""
-        if self._blocked():
-            self._show_timeline(None)
-            return None
-        self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)  # == approved, if asked
-        self._show_timeline(self.last_run)
-        return self.last_run
+        blocked = self._blocked()
+        if not blocked:
+            run = self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)  # == approved
+            rows = min(run.workers, len(run.plan))
+            self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
+        self._sync()
+        return None if blocked else self.last_run
 
-    def _show_timeline(self, run: Run | None) -> None:
-        if run is None:
-            self.timeline.layout.display = "none"
-            blocked = self._blocked()
-            self.run_button.disabled = bool(blocked)
+    def _sync(self) -> None:
+        """Show the state the next click acts on: Run enabled exactly when it would run, the status
+        saying why not, and a timeline only of a run of the plan and workers on screen."""
+        blocked, run = self._blocked(), self.last_run
+        self.run_button.disabled = bool(blocked)
+        current = run is not None and run.plan == self.plan and run.workers == self.workers.value
+        self.timeline.layout.display = None if current and not blocked else "none"
+        if blocked:
+            status = blocked
+        elif current:
+            status = f"<b>Run</b>: {html.escape(run.summary())}"
+        else:
             ready = "Approved: click" if self.approval else "Click"
-            self.run_status.value = blocked or f"{ready} <b>Run</b> to run this plan and see its timeline."
-            return
-        rows = min(run.workers, len(run.plan))
-        self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
-        self.timeline.layout.display = None
-        self.run_status.value = f"<b>Run</b>: {html.escape(run.summary())}"
+            status = f"{ready} <b>Run</b> to run this plan and see its timeline."
+        self.run_status.value = f"{self._notice} {status}" if self._notice else status
 
     # --- display in a notebook -------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = f"PlanEditor: {len(self.plan)} steps (a live widget: edit it in JupyterLab)"
+        bundle["text/plain"] = f"PlanEditor: {len(self.plan)} steps (run this cell to show the editor)"
         return bundle
 
 
@@ -396,5 +391,5 @@ class ReliabilityExplorer:
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
-        bundle["text/plain"] = "ReliabilityExplorer (a live widget: move its sliders in JupyterLab)"
+        bundle["text/plain"] = "ReliabilityExplorer (run this cell to show its sliders)"
         return bundle

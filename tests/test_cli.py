@@ -48,3 +48,34 @@ def test_grade_writes_json_to_stdout_alone_when_asked(capsys):
     report = json.loads(capsys.readouterr().out)  # nothing but the JSON
     assert report["notebooks"][0]["broken"] == "no such file"
     assert report["learners"] == {"nobody": {"passed": 0, "exercises": 3}}
+
+
+def test_grade_takes_its_options_before_the_notebooks(tmp_path, capsys, monkeypatch):
+    """`agentlab course grade --fresh --csv grades.csv FILES...`: options first, as usual."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["course", "grade", "--fresh", "--results", "-", "--csv", "grades.csv",
+            "nobody/06_error_propagation.ipynb", "else/06_error_propagation.ipynb"]
+    assert main(argv) == 1
+    rows = (tmp_path / "grades.csv").read_text().splitlines()
+    assert sum("nobody" in row for row in rows) == 3 and sum("else" in row for row in rows) == 3
+    assert "unrecognized" not in capsys.readouterr().err
+
+
+def test_options_mixed_with_notebooks_and_an_unknown_option_is_still_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = ["course", "grade", "a/06_error_propagation.ipynb", "--json", "-", "b/06_error_propagation.ipynb",
+            "--results", "-"]
+    assert main(argv) == 1
+    assert len(json.loads(capsys.readouterr().out)["notebooks"]) == 2
+    with pytest.raises(SystemExit) as exit:
+        main(["course", "grade", "--fly", "a/06_error_propagation.ipynb"])
+    assert exit.value.code == 2 and "unrecognized arguments: --fly" in capsys.readouterr().err
+
+
+def test_export_outside_the_kit_says_where_it_looked_and_how_to_point_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["course", "export", "nbgrader", "course"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(tmp_path / "solutions") in err and "--root" in err
+    assert not (tmp_path / "course").exists()

@@ -147,7 +147,7 @@ def test_import_agentlab_needs_none_of_the_optional_extras():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "pip install 'agentlab[mcp]'" in done.stdout
+    assert "pip install -e '.[mcp]' in the kit's folder" in done.stdout
 
 
 NBGRADER_EXTENSIONS = ("formgrader", "validate_assignment", "assignment_list", "course_list")

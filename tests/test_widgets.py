@@ -207,4 +207,50 @@ def test_bad_arguments_are_refused_clearly():
 def test_in_a_notebook_it_shows_as_a_widget_with_a_short_text_form(editor):
     bundle = editor._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
-    assert bundle["text/plain"] == "PlanEditor: 4 steps (a live widget: edit it in JupyterLab)"
+    assert bundle["text/plain"] == "PlanEditor: 4 steps (run this cell to show the editor)"
+
+
+def shows_what_it_acts_on(editor: PlanEditor) -> None:
+    """The state shown and the state acted on are one: Run is enabled exactly when a click would
+    run, the status says why not when it would not, and a timeline shows only the plan on screen."""
+    blocked = editor._blocked()
+    assert editor.run_button.disabled == bool(blocked)
+    assert (blocked in editor.run_status.value) if blocked else "Not run" not in editor.run_status.value
+    assert ("valid plan" in text(editor.message)) == (not editor.error)
+    if editor.timeline.layout.display != "none":
+        run = editor.last_run
+        assert run.plan == editor.plan and run.workers == editor.workers.value and not blocked
+
+
+def test_a_plan_broken_after_a_run_and_typed_back_runs_again(editor):
+    """It showed "valid plan" beside "Not run: the plan on screen is not valid", Run disabled."""
+    editor.run_button.click()
+    before = editor.last_run
+    row(editor, "s3").depends_on.value = "nowhere"
+    shows_what_it_acts_on(editor)
+    row(editor, "s3").depends_on.value = "s1"  # the old value, typed back
+    shows_what_it_acts_on(editor)
+    assert not editor.run_button.disabled and "Not run" not in text(editor.run_status)
+    assert editor.timeline.layout.display != "none"  # the earlier run is of this very plan again
+    editor.run_button.click()
+    assert editor.last_run is not before and editor.last_run.status == "done"
+
+
+def test_every_edit_leaves_the_status_and_the_button_in_agreement(editor):
+    s3 = row(editor, "s3")
+    edits = [
+        lambda: editor.run_button.click(),
+        lambda: setattr(s3.depends_on, "value", "s3"),  # a cycle
+        lambda: setattr(editor.workers, "value", 3),
+        lambda: setattr(s3.depends_on, "value", "s1"),
+        lambda: editor.run_button.click(),
+        lambda: setattr(editor.workers, "value", 2),
+        lambda: setattr(editor.workers, "value", 3),
+        lambda: setattr(s3.id, "value", "s1"),  # a duplicate id
+        lambda: setattr(s3.id, "value", "s3"),
+        lambda: editor.add_step(),
+        lambda: editor.remove_step("s5"),
+    ]
+    for edit in edits:
+        edit()
+        shows_what_it_acts_on(editor)

@@ -8,5 +8,7 @@
   in `checks/plain.py`
 - forbidden: the helpers an exercise asks the learner not to call, trapped in the check and the
   grader alike
-- cli: the `agentlab` command (demo, run, doctor, course build/check/grade)
+- cli: the `agentlab` command (demo, run, doctor, course build/check/grade/release/export)
+- release: what goes to learners, with the README and Makefile in `learner/`; selfcheck: a
+  learner's `make check`, their exercise notebooks run and each check's verdict shown
 """

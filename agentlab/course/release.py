@@ -3,8 +3,10 @@
 The lesson notebooks, the exercise notebooks, the kit with its feedback checks, and what it takes
 to install and run them. Not the solutions, not the instructor's grading cases
 (`agentlab/course/hidden/`), not the tests (they hold worked answers), not the grader's docs.
-Every file is checked on the way out: a notebook with a solution region stops the release with
-the file's name.
+The README and the Makefile are the learner's own (`agentlab/course/learner/`): what a learner
+does (`make lab`, the exercises, `make check`, handing in), with no target that needs what a
+release leaves out. Every file is checked on the way out: a notebook with a solution region stops
+the release with the file's name.
 """
 
 from __future__ import annotations
@@ -14,17 +16,9 @@ from pathlib import Path
 
 from agentlab.course.exercises import BEGIN_CODE, MARKDOWN_REGION
 
-SHIPPED = (
-    "README.md",
-    "pyproject.toml",
-    "environment.yml",
-    "Makefile",
-    "LICENSE",
-    "agentlab",
-    "notebooks",
-    "exercises",
-)
-LEFT_OUT = ("hidden", "__pycache__", ".ipynb_checkpoints")  # folder names never shipped, at any depth
+SHIPPED = ("pyproject.toml", "environment.yml", "LICENSE", "agentlab", "notebooks", "exercises")
+LEARNER = Path(__file__).parent / "learner"  # the release's README.md and Makefile, shipped at its top
+LEFT_OUT = ("hidden", "learner", "__pycache__", ".ipynb_checkpoints")  # never shipped, at any depth
 
 
 class ReleaseError(ValueError):
@@ -36,15 +30,19 @@ def build(root: Path | str, target: Path | str) -> list[Path]:
     root, target = Path(root), Path(target)
     if not (root / "agentlab").is_dir() or not (root / "exercises").is_dir():
         raise ReleaseError(f"{root} is not the kit's folder (no agentlab/ and exercises/ in it): use --root")
+    if target.resolve().is_relative_to(root.resolve()):
+        raise ReleaseError(f"{target} is inside the kit ({root.resolve()}): name a folder outside it")
     if target.exists() and any(target.iterdir()):
         raise ReleaseError(f"{target} exists and is not empty: name a new folder")
     written = []
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("README.md", "Makefile"):
+        shutil.copy2(LEARNER / name, target / name)
     for name in SHIPPED:
         source = root / name
         if source.is_dir():
             shutil.copytree(source, target / name, ignore=shutil.ignore_patterns(*LEFT_OUT, "*.pyc"))
         elif source.is_file():
-            target.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target / name)
     for path in sorted(p for p in target.rglob("*") if p.is_file()):
         _refuse_keys(path, target)

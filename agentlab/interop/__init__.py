@@ -3,9 +3,9 @@
 Each module here needs an optional extra and says which when it is imported without it:
 
 - `otel`: a `Run` as OpenTelemetry spans in the GenAI conventions, sent over OTLP/HTTP to any
-  tracing UI (`pip install agentlab[trace]`);
+  tracing UI (`pip install -e '.[trace]'` in the kit's folder);
 - `mcp`: the task world's tools as an MCP server, and MCP tools as an executor's tools
-  (`pip install agentlab[mcp]`); `mcp_pins`: a permission policy from MCP's tool annotations, and
+  (`pip install -e '.[mcp]'`); `mcp_pins`: a permission policy from MCP's tool annotations, and
   the pinned tool list that keeps a server from changing its claims after review.
 
 `import agentlab` never imports this package; the offline course never needs it.
@@ -23,4 +23,5 @@ def require(module: str, extra: str) -> None:
     except ModuleNotFoundError:  # a parent package is missing
         found = False
     if not found:
-        raise ImportError(f"this needs {module!r}: pip install 'agentlab[{extra}]' (or make setup-test)")
+        install = f"pip install -e '.[{extra}]' in the kit's folder (or make setup-test)"
+        raise ImportError(f"this needs {module!r}: {install}")

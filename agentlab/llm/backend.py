@@ -8,7 +8,8 @@ The environment decides, so the same notebook runs offline in class and on Claud
 With Claude: `AGENTLAB_PLANNER_MODEL` / `AGENTLAB_EXECUTOR_MODEL` choose the models and
 `ANTHROPIC_BASE_URL` points at another Anthropic-compatible server (e.g. a local Ollama).
 `AGENTLAB_RECORD=calls.jsonl` records every call of the chosen backend to that file;
-`AGENTLAB_BACKEND=replay` with `AGENTLAB_REPLAY=calls.jsonl` answers from it, offline.
+`AGENTLAB_BACKEND=replay` with `AGENTLAB_REPLAY=calls.jsonl` answers from it, offline. Both paths
+are relative to the folder the command was typed in, not the kernel's (replay.typed_path).
 The test suite pins `simulated`.
 """
 
@@ -16,12 +17,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from agentlab.llm.anthropic import AnthropicLLM, configured_models
 from agentlab.llm.base import LLM, redact
-from agentlab.llm.replay import RecordingLLM, ReplayLLM
+from agentlab.llm.replay import ReplayLLM, recording_from_env, replay_from_env, typed_path
 
 BACKENDS = ("simulated", "anthropic", "replay")
 
@@ -48,10 +48,8 @@ def make_llm(backend: str | None = None, *, env: Mapping[str, str] | None = None
     if name not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; expected one of {BACKENDS}")
     if name == "replay":
-        path = options.pop("path", None) or env.get("AGENTLAB_REPLAY", "").strip()
-        if not path:
-            raise ValueError("the replay backend needs a recording: set AGENTLAB_REPLAY=path/to/calls.jsonl")
-        return ReplayLLM(path, **options)
+        path = options.pop("path", None)
+        return ReplayLLM(path, **options) if path else replay_from_env(env)
     if name == "simulated":
         from agentlab.llm.simulated import SimulatedLLM  # imported only when asked for
 
@@ -61,8 +59,7 @@ def make_llm(backend: str | None = None, *, env: Mapping[str, str] | None = None
         options.setdefault("planner_model", planner)
         options.setdefault("executor_model", executor)
         llm = AnthropicLLM(**options)
-    record = env.get("AGENTLAB_RECORD", "").strip()
-    return RecordingLLM(llm, record) if record else llm
+    return recording_from_env(llm, env)
 
 
 def describe_backend(env: Mapping[str, str] | None = None) -> str:
@@ -85,13 +82,14 @@ def describe_backend(env: Mapping[str, str] | None = None) -> str:
         path = env.get("AGENTLAB_REPLAY", "").strip()
         if not path:
             line = "Backend: replay, but AGENTLAB_REPLAY names no recording."
-        elif not Path(path).exists():
-            line = f"Backend: replay of {path}, which does not exist."
+        elif not typed_path(path, env).exists():
+            line = f"Backend: replay of {typed_path(path, env)}, which does not exist."
         else:
+            path = typed_path(path, env)
             line = (
                 f"Backend: replay of {path} (offline; {len(ReplayLLM(path))} recorded calls; no key needed)."
             )
     record = env.get("AGENTLAB_RECORD", "").strip()
     if record and name != "replay":
-        line += f" Recording every call to {record}."
+        line += f" Recording every call to {typed_path(record, env)}."
     return redact(line)

@@ -92,12 +92,46 @@ def completion_from_dict(d: Mapping[str, Any], backend: str) -> Completion:
     )
 
 
+def typed_path(value: str, env: Mapping[str, str]) -> Path:
+    """The file an environment variable (AGENTLAB_RECORD, AGENTLAB_REPLAY) names, as the person who
+    typed it meant it: relative to the folder the command was typed in. A kernel runs in its
+    notebook's folder (notebooks/), but it inherits the shell's PWD, which says where that was;
+    without one, the process's own folder."""
+    return (typed_in(env) / Path(value).expanduser()).absolute()
+
+
+def typed_in(env: Mapping[str, str]) -> Path:
+    """The folder a command was typed in: the shell's PWD, or this process's folder without one."""
+    shell = env.get("PWD", "")
+    return Path(shell) if os.path.isabs(shell) and os.path.isdir(shell) else Path.cwd()
+
+
+def recording_from_env(llm: LLM, env: Mapping[str, str]) -> LLM:
+    """`llm`, recording every call to the file AGENTLAB_RECORD names (when it names one)."""
+    record = env.get("AGENTLAB_RECORD", "").strip()
+    return RecordingLLM(llm, typed_path(record, env)) if record else llm
+
+
+def replay_from_env(env: Mapping[str, str]) -> ReplayLLM:
+    """The replay of the recording AGENTLAB_REPLAY names; a missing one says where it was looked for."""
+    value = env.get("AGENTLAB_REPLAY", "").strip()
+    if not value:
+        raise ValueError("the replay backend needs a recording: set AGENTLAB_REPLAY=path/to/calls.jsonl")
+    path = typed_path(value, env)
+    if not path.exists() and not Path(value).is_absolute():
+        raise FileNotFoundError(
+            f"no recording at {path} (AGENTLAB_REPLAY={value} is read from {typed_in(env)}, where the "
+            "command was typed); record one first with AGENTLAB_RECORD"
+        )
+    return ReplayLLM(path)
+
+
 class RecordingLLM:
     """Wraps any LLM and appends each call (request and completion) to `path`."""
 
     def __init__(self, llm: LLM, path: str | os.PathLike):
         self.llm = llm
-        self.path = Path(path)
+        self.path = Path(path).absolute()  # errors name the whole path: a kernel runs in another folder
         self.backend = llm.backend
         self._lock = threading.Lock()
 
@@ -135,7 +169,7 @@ class ReplayLLM:
     backend = "replay"
 
     def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
+        self.path = Path(path).absolute()
         if not self.path.exists():
             raise FileNotFoundError(
                 f"no recording at {self.path}; record one first (see agentlab.llm.replay)"
