@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-import re
 import sys
 from itertools import islice
 
