@@ -50,9 +50,13 @@ drop_slow_extras = if $(BIN)/python -m uv --version >/dev/null 2>&1; \
 	then $(BIN)/python -m uv pip uninstall --quiet --python $(1) rfc3987-syntax; \
 	else $(1) -m pip uninstall --quiet --yes rfc3987-syntax; fi
 
+# The kit was installed as the distribution `agentlab` before it took the name `agentlab-course`
+# (`agentlab` on PyPI is another project): a .venv made before the rename drops the old record
+# first, so the two never share the `agentlab` command.
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv || echo "uv is not available: installing with pip"
+	if $(BIN)/python -m pip show --quiet agentlab >/dev/null 2>&1; then $(BIN)/python -m pip uninstall --quiet --yes agentlab; fi
 	$(call install,$(BIN)/python,$(LAB_KIT))
 	$(call drop_slow_extras,$(BIN)/python)
 	mkdir -p $(VENV)/etc/ipython  # every kernel of this venv draws each inline figure once (agentlab/kernel.py)
