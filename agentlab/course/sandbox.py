@@ -47,9 +47,10 @@ def python_folders() -> list[Path]:
     return sorted(folders)
 
 
-def command(argv: list[str], workdir: Path, scratch: list[Path] = ()) -> list[str]:
+def command(argv: list[str], workdir: Path, scratch: list[Path] = (), kit: Path | None = None) -> list[str]:
     """The bwrap command line that runs `argv` in the box, in `workdir` (writable, the learner's
-    copy), with `scratch` folders shared with the grader (writable, for files a check hands over)."""
+    copy), with `scratch` folders shared with the grader (writable, for files a check hands over).
+    `kit`: a folder seen in the kit's place (`forbidden.kit_without`'s copy, which lacks helpers)."""
     args = [bwrap(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if os.geteuid() == 0:
         args += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
@@ -65,8 +66,8 @@ def command(argv: list[str], workdir: Path, scratch: list[Path] = ()) -> list[st
     for folder in python_folders():
         if not str(folder).startswith(("/usr", "/etc")):
             args += ["--ro-bind", str(folder), str(folder)]
-    kit = kit_folder()
-    args += ["--ro-bind", str(kit), str(kit), "--tmpfs", str(kit / "course" / HIDDEN)]
+    where = kit_folder()
+    args += ["--ro-bind", str(kit or where), str(where), "--tmpfs", str(where / "course" / HIDDEN)]
     for folder in scratch:
         args += ["--bind", str(folder), str(folder)]
     args += ["--bind", str(workdir), str(workdir), "--chdir", str(workdir)]
