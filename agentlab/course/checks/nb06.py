@@ -59,25 +59,13 @@ def crossover(longest: Callable[[float, float], int | float]) -> Iterator[Case]:
 # --- 06.best-cut -------------------------------------------------------------------------------
 
 
-def _cut_success(fail: float, handoff: float, pieces: int) -> float:
-    """The toy model of notebook 06, section 8: `pieces` pieces, each failing with fail / pieces,
-    and a handoff between each two, each losing context with probability `handoff`."""
-    return (1 - fail / pieces) ** pieces * (1 - handoff) ** (pieces - 1)
-
-
-def _best_cut_answer(fail: float, handoff: float, most: int) -> tuple[int, float]:
-    """The right answer: the fewest pieces among those with the highest success."""
-    best = max(range(1, most + 1), key=lambda n: (_cut_success(fail, handoff, n), -n))
-    return best, _cut_success(fail, handoff, best)
-
-
-_BEST_CUT_CASES = (
-    ("notebook 06's curve: handoffs lose 1%", 0.4, 0.01, 15),
-    ("a harder task, handoffs lose 2%", 0.6, 0.02, 10),
-    ("free handoffs", 0.4, 0.0, 15),
-    ("handoffs lose 10%", 0.4, 0.1, 15),
-    ("an agent that never fails, and free handoffs: every cut ties", 0.0, 0.0, 8),
-    ("only one piece allowed", 0.4, 0.01, 1),
+_BEST_CUT_CASES = (  # (what, fail, handoff, most, the pieces and chance expected)
+    ("notebook 06's curve: handoffs lose 1%", 0.4, 0.01, 15, (3, 0.6380088)),
+    ("a harder task, handoffs lose 2%", 0.6, 0.02, 10, (3, 0.4917248000000001)),
+    ("free handoffs", 0.4, 0.0, 15, (15, 0.666690015268442)),
+    ("handoffs lose 10%", 0.4, 0.1, 15, (1, 0.6)),
+    ("an agent that never fails, and free handoffs: every cut ties", 0.0, 0.0, 8, (1, 1.0)),
+    ("only one piece allowed", 0.4, 0.01, 1, (1, 0.6)),
 )
 
 
@@ -88,17 +76,22 @@ _BEST_CUT_CASES = (
     "between n pieces, at what you do when two cuts tie, and at what you return",
 )
 def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[Case]:
-    for what, fail, handoff, most in _BEST_CUT_CASES:
-        want_n, want_p = _best_cut_answer(fail, handoff, most)
-        got, error = attempt(cut, fail, handoff, most)
-        right = (
-            not error
-            and isinstance(got, tuple)
-            and len(got) == 2
-            and got[0] == want_n
-            and math.isclose(got[1], want_p, rel_tol=1e-9)
-        )
-        yield Case(what, right, error or f"got {got!r}")
+    for what, *case in _BEST_CUT_CASES:
+        yield judge_best_cut(cut, what, *case)
+
+
+def judge_best_cut(cut: Callable, what: str, fail: float, handoff: float, most: int, want: tuple) -> Case:
+    """One case of 06.best-cut: `cut` on these figures against (pieces, chance) `want`."""
+    want_n, want_p = want
+    got, error = attempt(cut, fail, handoff, most)
+    right = (
+        not error
+        and isinstance(got, tuple)
+        and len(got) == 2
+        and got[0] == want_n
+        and math.isclose(got[1], want_p, rel_tol=1e-9)
+    )
+    return Case(what, right, error or f"got {got!r}")
 
 
 # --- 06.retries-correlated ------------------------------------------------------------------------

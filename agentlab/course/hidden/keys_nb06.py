@@ -1,0 +1,51 @@
+"""Notebook 06's keys: the best cut, worked out, for the grader's own cases.
+
+The feedback check (`checks/nb06.py`) carries the expected values of its visible cases as data;
+the answer that works them out lives here, with the instructor, never in the release. The grader
+adds cases on figures drawn from `SEED`: an answer that looks the visible figures up fails them.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+from agentlab.course.checks import Case, nb06
+from agentlab.course.checks.nb06 import judge_best_cut
+from agentlab.course.hidden import grading
+
+SEED = 6  # change it to draw other figures for a class
+
+
+def cut_success(fail: float, handoff: float, pieces: int) -> float:
+    """The toy model of notebook 06, section 8: `pieces` pieces, each failing with fail / pieces,
+    and a handoff between each two, each losing context with probability `handoff`."""
+    return (1 - fail / pieces) ** pieces * (1 - handoff) ** (pieces - 1)
+
+
+def best_cut(fail: float, handoff: float, most: int) -> tuple[int, float]:
+    """The fewest pieces among those with the highest success, and that success."""
+    best = max(range(1, most + 1), key=lambda n: (cut_success(fail, handoff, n), -n))
+    return best, cut_success(fail, handoff, best)
+
+
+@grading("06.best-cut")
+def more_cuts(cut: Any) -> Iterator[Case]:
+    rng = random.Random(SEED)
+    for _ in range(8):
+        fail, handoff, most = (
+            rng.choice([0.2, 0.5, 0.8]),
+            rng.choice([0.0, 0.005, 0.03, 0.2]),
+            rng.randint(1, 25),
+        )
+        what = f"fail {fail:g}, handoffs lose {handoff:g}, at most {most} pieces"
+        yield judge_best_cut(cut, what, fail, handoff, most, best_cut(fail, handoff, most))
+
+
+REFERENCES = {"06.best-cut": best_cut}
+
+
+def visible(exercise: str) -> tuple:
+    """The feedback's own cases of `exercise`, (what, *inputs, expected) each."""
+    return {"06.best-cut": nb06._BEST_CUT_CASES}[exercise]
