@@ -27,8 +27,8 @@ from agentlab.guardrails import AuditLog
 
 ROOT = Path(__file__).resolve().parents[1]
 ELSEWHERE = {"07.pick"}  # its check is being rewritten on another branch (the statistics of issue 35)
-KEYED = {
-    "02.longest-first": "keys_nb02",  # exercise -> the module of its keys (the grader's reference and its own cases)
+KEYED = {  # exercise -> the module of its keys (the grader's reference and its own cases)
+    "02.longest-first": "keys_nb02",
     "03.score": "keys_nb03",
     "05.shape": "keys_nb05",
     "06.best-cut": "keys_nb06",
@@ -70,7 +70,7 @@ def passes(exercise: str, answer) -> bool:
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_no_function_of_the_shipped_checks_passes_an_exercise_when_copied(notebook):
     """Every function the release's checks define, tried as the answer to each exercise of its
-    notebook, as it is and given only the first one to three arguments: none passes."""
+    notebook, as it is and given only the first one or two arguments: none passes."""
     functions = [
         f
         for module in check_modules(notebook)
@@ -78,7 +78,7 @@ def test_no_function_of_the_shipped_checks_passes_an_exercise_when_copied(notebo
         if f.__module__ == module.__name__
     ]
     copies = [(f.__name__, f) for f in functions]
-    for k in (1, 2, 3):
+    for k in (1, 2):  # a reference that takes fewer arguments than the answer (the plan, not the durations)
         copies += [(f"{f.__name__} on {k}", lambda *a, f=f, k=k, **_: f(*a[:k])) for f in functions]
     for exercise in set(exercises_of(notebook)) - ELSEWHERE:
         assert not [name for name, copy in copies if passes(exercise, copy)], exercise
@@ -104,7 +104,9 @@ def test_the_grader_adds_cases_an_answer_that_looks_the_visible_ones_up_fails(ex
     def looked_up(*args):
         return table[key(args[:given])]
 
-    assert all(case.passed for case in find(exercise).cases(looked_up))
+    named = {case[0] for case in visible}
+    cases = find(exercise).cases(looked_up)
+    assert all(case.passed for case in cases if any(case.what.startswith(n) for n in named))
     assert not passes(exercise, looked_up)
 
 

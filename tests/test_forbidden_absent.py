@@ -145,7 +145,6 @@ def escape_cell() -> str:
     return "\n".join([COMMON, *defs, f"ROUTES = [{listed}]", TRY_EVERY_ROUTE])
 
 
-
 def write(path: Path, *sources: str) -> Path:
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
     nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
@@ -205,7 +204,9 @@ def test_every_route_gets_the_original_back_where_the_helper_is_present():
 
     for module in (plan, schedule):
         py_compile.compile(module.__file__, doraise=True)
-    script = escape_cell() + """
+    script = (
+        escape_cell()
+        + """
 import json
 from agentlab import STUB_TEAM, stub_planner
 from agentlab.schedule import makespan, step_durations
@@ -214,6 +215,7 @@ d = step_durations(p, STUB_TEAM)
 print(json.dumps({route.__name__: [route("agentlab.plan", "Plan.critical_path")(p, d),
                   makespan(route("agentlab.schedule", "virtual_schedule")(p, d, 2))] for route in ROUTES}))
 """
+    )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     p = stub_planner("Write a short report.")
     d = schedule.step_durations(p, STUB_TEAM)

@@ -208,10 +208,10 @@ _NO_WORSE = (
 def longest_first(rewrite: Callable) -> Iterator[Case]:
     for better, cases in ((True, _BETTER), (False, _NO_WORSE)):
         for what, plan, workers, best in cases:
-            yield judge_rewrite(rewrite, what, plan, workers, best, better)
+            yield _judge_rewrite(rewrite, what, plan, workers, best, better)
 
 
-def judge_rewrite(rewrite: Callable, what: str, plan: Plan, workers: int, best: float, better: bool) -> Case:
+def _judge_rewrite(rewrite: Callable, what: str, plan: Plan, workers: int, best: float, better: bool) -> Case:
     """One case of 02.longest-first: `rewrite(plan, durations)` must keep every step, finish on
     `workers` workers no later than `best` (longest chain first), and sooner than as written when
     `better` (else no later)."""

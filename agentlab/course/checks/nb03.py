@@ -253,10 +253,10 @@ def _same(got: Any, want: Mapping[str, float]) -> bool:
 )
 def score(score_batch: Callable) -> Iterator[Case]:
     for what, tasks in _score_batches():
-        yield from judge_score(score_batch, what, tasks, _SCORES[what])
+        yield from _judge_score(score_batch, what, tasks, _SCORES[what])
 
 
-def judge_score(score_batch: Callable, what: str, tasks: list, want: dict) -> Iterator[Case]:
+def _judge_score(score_batch: Callable, what: str, tasks: list, want: dict) -> Iterator[Case]:
     """The cases of one batch of 03.score: `score_batch` on `tasks` against the rows `want`."""
     got, error = attempt(score_batch, tasks, _solver(tasks))
     if error or not isinstance(got, Mapping):

@@ -143,10 +143,10 @@ _SHAPE_CASES = (  # (width, budget, the shape expected or None)
 )
 def shape(choose: Callable[[int, int], tuple[int, int] | None]) -> Iterator[Case]:
     for case in _SHAPE_CASES:
-        yield judge_shape(choose, *case)
+        yield _judge_shape(choose, *case)
 
 
-def judge_shape(choose: Callable, width: int, budget: int, want: tuple[int, int] | None) -> Case:
+def _judge_shape(choose: Callable, width: int, budget: int, want: tuple[int, int] | None) -> Case:
     """One case of 05.shape: `choose(width, budget)` against the shape `want` (or None)."""
     got, error = attempt(choose, width, budget)
     what = f"a sum of {width} items within {budget} call{'s' if budget > 1 else ''}"

@@ -77,10 +77,10 @@ _BEST_CUT_CASES = (  # (what, fail, handoff, most, the pieces and chance expecte
 )
 def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[Case]:
     for what, *case in _BEST_CUT_CASES:
-        yield judge_best_cut(cut, what, *case)
+        yield _judge_best_cut(cut, what, *case)
 
 
-def judge_best_cut(cut: Callable, what: str, fail: float, handoff: float, most: int, want: tuple) -> Case:
+def _judge_best_cut(cut: Callable, what: str, fail: float, handoff: float, most: int, want: tuple) -> Case:
     """One case of 06.best-cut: `cut` on these figures against (pieces, chance) `want`."""
     want_n, want_p = want
     got, error = attempt(cut, fail, handoff, most)

@@ -34,6 +34,7 @@ def _measured_input(run: ReactRun) -> int:
     return sum(turn.input_tokens for turn in run.turns)
 
 
+@functools.cache  # runs on a seeded simulator: the same every time, so made once
 def _react_cases() -> tuple[tuple[str, ReactRun, int, float], ...]:
     """(what, run, calls to predict, the input tokens expected): runs on the simulator, and made-up
     runs whose growth is uneven (a fit through every call gives another g than the first and last)."""
@@ -70,7 +71,7 @@ def _react_cases() -> tuple[tuple[str, ReactRun, int, float], ...]:
 )
 def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
     for case in _react_cases():
-        yield judge_react_tokens(predict, *case)
+        yield _judge_react_tokens(predict, *case)
     llm = SimulatedLLM(seed=0)
     two_hops = react(world.chain_task(random.Random(3), 2).question, llm)
     ten_hops = react(world.chain_task(random.Random(103), 10).question, llm)
@@ -85,7 +86,7 @@ def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
     )
 
 
-def judge_react_tokens(predict: Callable, what: str, run: ReactRun, n: int, want: float) -> Case:
+def _judge_react_tokens(predict: Callable, what: str, run: ReactRun, n: int, want: float) -> Case:
     """One case of 07.react-tokens: `predict(run, n)` against `want` tokens, within 0.5%."""
     got, error = attempt(predict, run, n)
     right = not error and isinstance(got, int | float) and math.isclose(got, want, rel_tol=0.005)
@@ -149,10 +150,10 @@ _ROUTER_CASES = (  # (what, counts, target, router, the least share expected or 
 )
 def router_share(strong_share: Callable[[PairCounts, float, str], float | None]) -> Iterator[Case]:
     for what, *case in _ROUTER_CASES:
-        yield judge_router_share(strong_share, what, *case)
+        yield _judge_router_share(strong_share, what, *case)
 
 
-def judge_router_share(
+def _judge_router_share(
     strong_share: Callable, what: str, counts: PairCounts, target: float, router: str, want: float | None
 ) -> Case:
     """One case of 07.router-share: `strong_share(counts, target, router)` against `want` (or None)."""

@@ -44,10 +44,10 @@ _BEST = {  # each case's best threshold, by the case's name
 )
 def threshold(choose: Callable[[Comparison], int]) -> Iterator[Case]:
     for what, comparison in threshold_cases():
-        yield judge_threshold(choose, what, comparison, _BEST[what])
+        yield _judge_threshold(choose, what, comparison, _BEST[what])
 
 
-def judge_threshold(choose: Callable, what: str, comparison: Comparison, want: int) -> Case:
+def _judge_threshold(choose: Callable, what: str, comparison: Comparison, want: int) -> Case:
     """One case of 08.threshold: `choose(comparison)` against the threshold `want`."""
     got, error = attempt(choose, comparison)
     right = not error and isinstance(got, int | float) and not isinstance(got, bool) and got == want
@@ -91,10 +91,10 @@ def _named(transfers) -> str:
 )
 def handoff_audit(lost_requests: Callable[[HandoffRun], list[Transfer]]) -> Iterator[Case]:
     for what, run in audit_cases():
-        yield judge_audit(lost_requests, what, run, [run.transfers[i] for i in _LOST[what]])
+        yield _judge_audit(lost_requests, what, run, [run.transfers[i] for i in _LOST[what]])
 
 
-def judge_audit(lost_requests: Callable, what: str, run: HandoffRun, want: list[Transfer]) -> Case:
+def _judge_audit(lost_requests: Callable, what: str, run: HandoffRun, want: list[Transfer]) -> Case:
     """One case of 08.handoff-audit: `lost_requests(run)` against the transfers `want`."""
     got, error = attempt(lost_requests, run)
     right = not error and isinstance(got, list | tuple) and list(got) == want

@@ -84,10 +84,10 @@ def denied(query: Callable[[AuditLog], list[tuple[str, str, str]]]) -> Iterator[
         ("an empty log", AuditLog()),
     )
     for what, entries in cases:
-        yield judge_denied(query, what, entries, _DENIED[what])
+        yield _judge_denied(query, what, entries, _DENIED[what])
 
 
-def judge_denied(query: Callable, what: str, entries: Any, want: list[tuple[str, str, str]]) -> Case:
+def _judge_denied(query: Callable, what: str, entries: Any, want: list[tuple[str, str, str]]) -> Case:
     """One case of 09.denied: `query` on a copy of the log `entries` against the calls `want`."""
     log = AuditLog(replace(e, args=dict(e.args)) for e in entries)  # the learner's own copy
     got, error = attempt(query, log)
@@ -276,10 +276,10 @@ def _texts() -> tuple[tuple[str, str], ...]:
 )
 def sanitise(clean: Callable[[str], str]) -> Iterator[Case]:
     for what, text in _texts():
-        yield judge_sanitise(clean, what, text, _cleaned(text, _PLANTED[what]))
+        yield _judge_sanitise(clean, what, text, _cleaned(text, _PLANTED[what]))
 
 
-def judge_sanitise(clean: Callable, what: str, text: str, want: str) -> Case:
+def _judge_sanitise(clean: Callable, what: str, text: str, want: str) -> Case:
     """One case of 09.sanitise: `clean(text)` against the cleaned text `want`."""
     got, error = attempt(clean, text)
     return Case(what, not error and got == want, error or _difference(got, want))

@@ -85,10 +85,10 @@ _SPEEDUP_CASES = (  # (what, tasks, workers, seconds a task, overhead a task, th
 )
 def speedup(predict: Callable[[int, int, float, float], float]) -> Iterator[Case]:
     for what, *case in _SPEEDUP_CASES:
-        yield judge_speedup(predict, what, *case)
+        yield _judge_speedup(predict, what, *case)
 
 
-def judge_speedup(
+def _judge_speedup(
     predict: Callable, what: str, tasks: int, workers: int, seconds: float, overhead: float, want: float
 ) -> Case:
     """One case of 10.speedup: `predict` on these figures against the speedup `want`."""
@@ -117,10 +117,10 @@ _BREAK_EVEN_CASES = (  # (what, tasks, workers, overhead a task, the step length
 )
 def break_even(find: Callable[[int, int, float], float | None]) -> Iterator[Case]:
     for what, *case in _BREAK_EVEN_CASES:
-        yield judge_break_even(find, what, *case)
+        yield _judge_break_even(find, what, *case)
 
 
-def judge_break_even(
+def _judge_break_even(
     find: Callable, what: str, tasks: int, workers: int, overhead: float, want: float | None
 ) -> Case:
     """One case of 10.break-even: `find` on these figures against the step length `want` (or None)."""

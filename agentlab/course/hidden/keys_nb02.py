@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from agentlab.course.checks import Case
-from agentlab.course.checks.nb02 import _BETTER, _NO_WORSE, _durations_of, _plan_of, _span, judge_rewrite
+from agentlab.course.checks.nb02 import _BETTER, _NO_WORSE, _durations_of, _judge_rewrite, _plan_of, _span
 from agentlab.course.hidden import grading
 from agentlab.plan import Plan
 
@@ -48,7 +48,7 @@ def more_plans(rewrite: Any) -> Iterator[Case]:
         plan, workers = _plan_of(*specs), rng.randint(2, 3)
         best = best_finish(plan, workers)
         what = f"a drawn plan {k + 1} of {len(specs)} steps on {workers} workers"
-        yield judge_rewrite(rewrite, what, plan, workers, best, best < _span(plan, workers))
+        yield _judge_rewrite(rewrite, what, plan, workers, best, best < _span(plan, workers))
 
 
 REFERENCES = {"02.longest-first": best_finish}

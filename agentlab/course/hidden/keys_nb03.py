@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentlab.course.checks import Case, nb03
-from agentlab.course.checks.nb03 import _answer, _score_batches, judge_score
+from agentlab.course.checks.nb03 import _answer, _judge_score, _score_batches
 from agentlab.course.hidden import grading
 from agentlab.world import make_tasks
 
@@ -39,7 +39,7 @@ def scores(tasks: list) -> dict[str, dict[str, float]]:
 def more_batches(score_batch: Any) -> Iterator[Case]:
     for k, size in enumerate((9, 23)):
         tasks = make_tasks(size, seed=SEED + k)
-        yield from judge_score(score_batch, f"a drawn batch of {size}", tasks, scores(tasks))
+        yield from _judge_score(score_batch, f"a drawn batch of {size}", tasks, scores(tasks))
 
 
 REFERENCES = {"03.score": scores}

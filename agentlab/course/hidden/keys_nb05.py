@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentlab.course.checks import Case, nb05
-from agentlab.course.checks.nb05 import _SHAPES, _measured, judge_shape
+from agentlab.course.checks.nb05 import _SHAPES, _judge_shape, _measured
 from agentlab.course.hidden import grading
 
 MORE_SHAPE_CASES = ((8, 7), (8, 12), (8, 2), (8, 40), (5, 9), (5, 3))  # (width, budget)
@@ -28,7 +28,7 @@ def best_shape(width: int, budget: int) -> tuple[int, int] | None:
 @grading("05.shape")
 def more_shapes(choose: Any) -> Iterator[Case]:
     for width, budget in MORE_SHAPE_CASES:
-        yield judge_shape(choose, width, budget, best_shape(width, budget))
+        yield _judge_shape(choose, width, budget, best_shape(width, budget))
 
 
 REFERENCES = {"05.shape": best_shape}

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentlab.course.checks import Case, nb06
-from agentlab.course.checks.nb06 import judge_best_cut
+from agentlab.course.checks.nb06 import _judge_best_cut
 from agentlab.course.hidden import grading
 
 SEED = 6  # change it to draw other figures for a class
@@ -40,7 +40,7 @@ def more_cuts(cut: Any) -> Iterator[Case]:
             rng.randint(1, 25),
         )
         what = f"fail {fail:g}, handoffs lose {handoff:g}, at most {most} pieces"
-        yield judge_best_cut(cut, what, fail, handoff, most, best_cut(fail, handoff, most))
+        yield _judge_best_cut(cut, what, fail, handoff, most, best_cut(fail, handoff, most))
 
 
 REFERENCES = {"06.best-cut": best_cut}

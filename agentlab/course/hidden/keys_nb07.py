@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentlab.course.checks import Case, nb07
-from agentlab.course.checks.nb07 import _WEAK_IS_BETTER, _run, judge_react_tokens, judge_router_share
+from agentlab.course.checks.nb07 import _WEAK_IS_BETTER, _judge_react_tokens, _judge_router_share, _run
 from agentlab.course.hidden import grading
 from agentlab.react import ReactRun
 from agentlab.routing import ROUTELLM_GSM8K, PairCounts
@@ -51,7 +51,7 @@ def more_runs(predict: Any) -> Iterator[Case]:
             inputs.append(inputs[-1] + rng.randint(0, 250))
         run, n = _run(*inputs), rng.randint(1, 30)
         what = f"a run of {len(inputs)} calls reading {inputs} tokens, predicting {n} calls"
-        yield judge_react_tokens(predict, what, run, n, quadratic_tokens(run, n))
+        yield _judge_react_tokens(predict, what, run, n, quadratic_tokens(run, n))
 
 
 @grading("07.router-share")
@@ -65,7 +65,7 @@ def more_targets(strong_share: Any) -> Iterator[Case]:
         for router in ("coin", "perfect"):
             target = round(rng.uniform(0.3, 0.99), 3)
             what = f"{counts}, a {router} router, to {target:.1%}"
-            yield judge_router_share(
+            yield _judge_router_share(
                 strong_share, what, counts, target, router, share_needed(counts, target, router)
             )
 

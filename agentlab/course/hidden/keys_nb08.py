@@ -16,7 +16,7 @@ from agentlab import world
 from agentlab.compare import Comparison, row
 from agentlab.course.checks import Case, nb08
 from agentlab.course.checks._nb08_cases import _log, _sized, audit_cases, threshold_cases
-from agentlab.course.checks.nb08 import judge_audit, judge_threshold
+from agentlab.course.checks.nb08 import _judge_audit, _judge_threshold
 from agentlab.course.hidden import grading
 from agentlab.handoffs import HandoffRun, Transfer
 from agentlab.routing import split
@@ -53,7 +53,7 @@ def more_tables(choose: Any) -> Iterator[Case]:
         tasks = [(n, rng.randint(0, 1), rng.randint(0, 1), 100, rng.choice([80, 300])) for n in sizes]
         comparison = _sized(*tasks)
         what = f"a drawn table {k + 1}: sizes {sizes}"
-        yield judge_threshold(choose, what, comparison, best_threshold(comparison))
+        yield _judge_threshold(choose, what, comparison, best_threshold(comparison))
 
 
 @grading("08.handoff-audit")
@@ -74,7 +74,7 @@ def more_logs(lost_requests: Any) -> Iterator[Case]:
             for i in range(rng.randint(1, 4))
         ]
         run = _log(request, *transfers)
-        yield judge_audit(lost_requests, f"a drawn log {k + 1}", run, lost(run))
+        yield _judge_audit(lost_requests, f"a drawn log {k + 1}", run, lost(run))
 
 
 REFERENCES = {"08.threshold": best_threshold, "08.handoff-audit": lost}

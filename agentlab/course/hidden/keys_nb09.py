@@ -16,11 +16,11 @@ from agentlab.course.checks import Case, nb09
 from agentlab.course.checks._nb09_expected import _DENIED, _PLANTED
 from agentlab.course.checks.nb09 import (
     _MARKER,
+    _judge_denied,
+    _judge_sanitise,
     _mixed_log,
     _office_logs,
     _texts,
-    judge_denied,
-    judge_sanitise,
 )
 from agentlab.course.hidden import grading
 from agentlab.guardrails import AuditLog
@@ -47,7 +47,7 @@ def more_logs(query: Any) -> Iterator[Case]:
     entries = list(_mixed_log())
     for k in range(3):
         drawn = AuditLog(rng.sample(entries, rng.randint(1, len(entries))))
-        yield judge_denied(query, f"a drawn log {k + 1} of {len(drawn)} entries", drawn, denied_calls(drawn))
+        yield _judge_denied(query, f"a drawn log {k + 1} of {len(drawn)} entries", drawn, denied_calls(drawn))
 
 
 @grading("09.sanitise")
@@ -57,7 +57,7 @@ def more_texts(clean: Any) -> Iterator[Case]:
     for k in range(5):
         first, second = rng.sample(scenarios, 2)
         text = f"{first.plant(str(rng.randint(10, 9999)))}\n\nAlso: {second.note}\n(see the ledger)"
-        yield judge_sanitise(clean, f"a drawn text {k + 1}, two notes", text, cleaned(text))
+        yield _judge_sanitise(clean, f"a drawn text {k + 1}, two notes", text, cleaned(text))
 
 
 REFERENCES = {"09.denied": denied_calls, "09.sanitise": cleaned}

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from agentlab.course.checks import Case, nb10
-from agentlab.course.checks.nb10 import judge_break_even, judge_speedup
+from agentlab.course.checks.nb10 import _judge_break_even, _judge_speedup
 from agentlab.course.hidden import grading
 
 SEED = 10  # change it to draw other figures for a class
@@ -41,7 +41,7 @@ def more_speedups(predict: Any) -> Iterator[Case]:
     for _ in range(8):
         tasks, workers, seconds, overhead = _figures(rng)
         what = f"{tasks} tasks of {seconds:g} s on {workers} workers, {overhead:g} s overhead each"
-        yield judge_speedup(
+        yield _judge_speedup(
             predict, what, tasks, workers, seconds, overhead, speedup(tasks, workers, seconds, overhead)
         )
 
@@ -53,7 +53,7 @@ def more_break_evens(find: Any) -> Iterator[Case]:
         tasks, workers, _, overhead = _figures(rng)
         overhead = overhead or 0.02
         what = f"{tasks} tasks on {workers} workers, {overhead:g} s overhead"
-        yield judge_break_even(find, what, tasks, workers, overhead, break_even(tasks, workers, overhead))
+        yield _judge_break_even(find, what, tasks, workers, overhead, break_even(tasks, workers, overhead))
 
 
 REFERENCES = {"10.speedup": speedup, "10.break-even": break_even}
