@@ -7,12 +7,14 @@ adds cases on figures drawn from `SEED`: an answer that looks the visible figure
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from typing import Any
 
+from agentlab import experiments
 from agentlab.course.checks import Case, nb06
-from agentlab.course.checks.nb06 import _judge_best_cut
+from agentlab.course.checks.nb06 import _judge_best_cut, _judge_retries
 from agentlab.course.hidden import grading
 
 SEED = 6  # change it to draw other figures for a class
@@ -43,9 +45,36 @@ def more_cuts(cut: Any) -> Iterator[Case]:
         yield _judge_best_cut(cut, what, fail, handoff, most, best_cut(fail, handoff, most))
 
 
-REFERENCES = {"06.best-cut": best_cut}
+def retries_exact(p: float, n: int, attempts: int, correlation: float) -> float:
+    """The exact chance that every one of `n` steps succeeds within `attempts` tries, when each task
+    draws its own rate r (Beta, mean p) and every try of that task succeeds at r.
+
+    It is the mean of (1 - (1 - r)**attempts)**n. Expanded by the binomial theorem it needs only the
+    moments of 1 - r, which is Beta too (mean 1 - p, same correlation): the kit's
+    `experiments.correlated_chain_success(1 - p, m, correlation)` is the mean of (1 - r)**m.
+    """
+
+    def fail_moment(m: int) -> float:
+        return 1.0 if m == 0 else experiments.correlated_chain_success(1 - p, m, correlation)
+
+    return sum(math.comb(n, k) * (-1) ** k * fail_moment(attempts * k) for k in range(n + 1))
+
+
+@grading("06.retries-correlated")
+def more_chains(simulate: Any) -> Iterator[Case]:
+    for p, n, attempts, correlation, seed in ((0.9, 4, 2, 0.2, SEED), (0.6, 3, 4, 0.7, SEED + 1)):
+        what = f"p {p:g}, {n} steps, {attempts} tries a step, correlation {correlation:g}"
+        exact = retries_exact(p, n, attempts, correlation)
+        yield _judge_retries(simulate, what, p, n, attempts, correlation, 50_000, seed, exact)
+
+
+def exact_of_case(p: float, n: int, attempts: int, correlation: float, trials: int, seed: int) -> float:
+    return retries_exact(p, n, attempts, correlation)
+
+
+REFERENCES = {"06.best-cut": best_cut, "06.retries-correlated": exact_of_case}
 
 
 def visible(exercise: str) -> tuple:
     """The feedback's own cases of `exercise`, (what, *inputs, expected) each."""
-    return {"06.best-cut": nb06._BEST_CUT_CASES}[exercise]
+    return {"06.best-cut": nb06._BEST_CUT_CASES, "06.retries-correlated": nb06._RETRY_CASES}[exercise]
