@@ -418,50 +418,76 @@ def test_a_check_refuses_a_function_returning_a_number_of_its_own_kind_in_one_li
 
 # --- helpers an exercise forbids -----------------------------------------------------------------
 
-TRAPS = """
-import importlib, json, os
+ABSENT = """
+import importlib, inspect, json
 from agentlab.course.forbidden import FORBIDDEN, ForbiddenHelper
-from agentlab.course.kernel import Kernel
+from agentlab.plan import Plan, Step
+from agentlab.schedule import makespan, virtual_schedule
 
-kernel = Kernel(*os.pipe())
-kernel.forbid(FORBIDDEN)
 said = {}
-for exercise, helpers in FORBIDDEN.items():
+for helpers in FORBIDDEN.values():
     for helper in helpers:
         module, path = helper.split(":")
         found = importlib.import_module(module)
         for part in path.split("."):
             found = getattr(found, part)
-        learner = lambda *args, helper=found: helper(*args)  # the learner's lambda calling the helper
-        for running in (exercise, "99.another"):
-            kernel.exercise = running
-            try:
-                learner()
-            except ForbiddenHelper as error:
-                said[f"{helper} in {running}"] = str(error)
-            except TypeError:  # the helper itself ran, and wanted its arguments
-                said[f"{helper} in {running}"] = "ran"
+        required = [p for p in inspect.signature(found).parameters.values() if p.default is p.empty
+                    and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        try:
+            found(*[None] * len(required))
+            said[helper] = "ran"
+        except ForbiddenHelper as error:
+            said[helper] = str(error)
+plan = Plan([Step("a", "r", "A."), Step("b", "r", "B.", ["a"])])
+said["Plan.topological_order"] = [s.id for s in plan.topological_order()]  # the rest of the kit works
 print(json.dumps(said))
 """
 
 
-def test_every_forbidden_helper_is_refused_in_one_line_while_its_exercise_runs_and_only_then():
-    """In a kernel of its own (forbidding patches the kit's modules): a lambda that calls the helper
-    fails with a line naming the exercise and the helper while that exercise is graded, and the same
-    helper runs while any other exercise is."""
+@pytest.mark.skipif(__import__("shutil").which("bwrap") is None, reason="the grader's sandbox needs bwrap")
+def test_in_a_kit_without_them_every_forbidden_helper_only_raises_its_refusal(tmp_path):
+    """The kit `forbidden.kit_without` copies, in the sandbox: every helper FORBIDDEN lists keeps its
+    name and signature and raises the one-line refusal, named by an exercise that forbids it; the kit
+    still imports and the rest of it runs."""
     import subprocess
     import sys
 
-    from agentlab.course.forbidden import FORBIDDEN
+    from agentlab.course import sandbox
+    from agentlab.course.forbidden import FORBIDDEN, kit_without
 
-    done = subprocess.run([sys.executable, "-c", TRAPS], capture_output=True, text=True, timeout=120)
-    said = json.loads(done.stdout)
-    for graded, helpers in FORBIDDEN.items():
-        for helper in helpers:
-            refused = f"{graded} asks you not to call {helper.split(':')[1]}: write it yourself"
-            assert said[f"{helper} in {graded}"] == refused
-            assert said[f"{helper} in 99.another"] == "ran"
+    (tmp_path / "work").mkdir()
+    kit = kit_without(FORBIDDEN, sandbox.kit_folder(), tmp_path)
+    argv = sandbox.command([sys.executable, "-c", ABSENT], tmp_path / "work", [], kit)
+    said = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout)
+    assert said.pop("Plan.topological_order") == ["a", "b"]
+    for helper, refusal in said.items():
+        by = [e for e, helpers in FORBIDDEN.items() if helper in helpers]
+        assert refusal in [f"{e} asks you not to call {helper.split(':')[1]}: write it yourself" for e in by]
+    assert set(said) == {h for helpers in FORBIDDEN.values() for h in helpers}
     assert {"05.rollup", "06.crossover", "07.router-share", "04.retry-then-reroute"} <= set(FORBIDDEN)
+
+
+def test_a_helper_is_left_out_by_its_body_only():
+    """What `kit_without` writes for each helper: its decorators, signature and docstring, then only
+    the raise of its exercise's refusal, the lines around it unchanged."""
+    from agentlab.course.forbidden import FORBIDDEN, _emptied
+
+    for forbidding, helpers in FORBIDDEN.items():
+        for helper in helpers:
+            module, path = helper.split(":")
+            source = inspect.getsource(importlib.import_module(module))
+            emptied = _emptied(source, path, forbidding)
+            scope = ast.parse(emptied)
+            for name in path.split("."):
+                scope = next(n for n in scope.body if getattr(n, "name", None) == name)
+            body = [ast.unparse(s) for s in scope.body if not isinstance(s, ast.Expr)]
+            assert body == [
+                "from agentlab.course.forbidden import ForbiddenHelper, refusal",
+                f"raise ForbiddenHelper(refusal({forbidding!r}, {path!r}))",
+            ]
+            assert ast.get_docstring(scope) is not None
+            before = scope.lineno - 1  # the lines above the helper's own
+            assert emptied.splitlines()[:before] == source.splitlines()[:before]
 
 
 @needs_solutions

@@ -176,10 +176,12 @@ def test_best_cut_catches_ties_to_the_most_pieces_and_pieces_as_hard_as_the_whol
 
 
 def test_the_exact_answer_agrees_with_the_kit_where_the_kit_has_one():
-    assert math.isclose(nb06._retries_exact(0.8, 5, 2, 0.0), with_retries(0.8, 2) ** 5)
-    assert math.isclose(nb06._retries_exact(0.8, 5, 1, 0.3), correlated_chain_success(0.8, 5, 0.3))
-    assert math.isclose(nb06._retries_exact(0.8, 5, 3, 1.0), 0.8)
-    assert nb06._retries_exact(0.8, 5, 2, 0.3) < with_retries(0.8, 2) ** 5  # shared difficulty costs
+    from agentlab.course.hidden.keys_nb06 import retries_exact  # the instructor's: it never ships
+
+    assert math.isclose(retries_exact(0.8, 5, 2, 0.0), with_retries(0.8, 2) ** 5)
+    assert math.isclose(retries_exact(0.8, 5, 1, 0.3), correlated_chain_success(0.8, 5, 0.3))
+    assert math.isclose(retries_exact(0.8, 5, 3, 1.0), 0.8)
+    assert retries_exact(0.8, 5, 2, 0.3) < with_retries(0.8, 2) ** 5  # shared difficulty costs
 
 
 def test_retries_passes_the_solution(capsys):

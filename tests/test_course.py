@@ -273,7 +273,8 @@ def test_grade_a_batch_that_tries_to_fool_the_grader_or_breaks_it(tmp_path, capf
         "06.best-cut": "failed",  # the try/except in her notebook hides nothing from the grader
         "06.retries-correlated": "not done",  # her own check printed "passed"; the function is the stub
     }
-    assert results["alice"]["06.best-cut"][1].startswith("3 of 6 cases failed: notebook 06's curve")
+    # the exercise's cases and the grader's own (hidden/keys_nb06.py: their count is the instructor's)
+    assert re.match(r"\d+ of \d+ cases failed: notebook 06's curve", results["alice"]["06.best-cut"][1])
     assert results["bob"]["06.crossover"] == ("passed", "")  # twice, counted once
     assert results["bob"]["06.best-cut"] == ("not done", "still the stub")  # its check cell deleted
     status, detail = results["bob"]["06.retries-correlated"]

@@ -1,21 +1,27 @@
-"""Helpers an exercise asks the learner not to call, and the trap that makes them raise.
+"""Helpers an exercise asks the learner not to call: trapped for the feedback, absent for the grade.
 
 An exercise that teaches how `Plan.critical_path` works asks the learner to write it, not to call
-it; its text says so, and `FORBIDDEN` lists such helpers by exercise ("module:attribute"). While the
-learner's function for that exercise runs, and only then, each helper raises `ForbiddenHelper`
-with `refusal`'s words; a check or the kit may still call it. The same list serves twice: the
-learner's `check()` traps the helpers in the notebook's own process (`forbidding`), and the
-grader's sandbox kernel traps them there (`kernel.Kernel.forbid`), so the feedback and the grade
-agree.
+it; its text says so, and `FORBIDDEN` lists such helpers by exercise ("module:attribute"). Calling
+one raises `ForbiddenHelper` with `refusal`'s words. The same list serves twice:
+
+- the learner's `check()`, in the notebook's own process, traps the helpers while their function
+  runs (`forbidding`): feedback only, and a check or the kit may still call them;
+- the grader grades such an exercise in a sandbox of its own whose kit lacks them (`kit_without`):
+  a copy of the kit in which each helper's body only raises, bound over the kit. A trap can be
+  undone (a reload, the trap's closure, `gc`, the module's file read again); code that was never
+  loaded cannot be found.
 """
 
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 # Helpers an exercise asks the learner not to call (its text says so): module:attribute.
@@ -94,3 +100,47 @@ def forbidding(exercise_id: str, answer: Any) -> Iterator[Any]:
                 where[key] = original
             else:
                 setattr(where, key, original)
+
+
+def kit_without(forbidden: dict[str, list[str]], kit: Path, into: Path) -> Path:
+    """A copy of the kit folder `kit` inside `into` in which every helper `forbidden` lists
+    ({exercise: ["module:attribute", ...]}) keeps its name, signature and docstring, and its body
+    only raises `ForbiddenHelper` with its exercise's refusal. Without caches
+    (`__pycache__` would hold the original's bytecode) and without the grading cases (`hidden/`
+    stays an empty folder, the sandbox's mount point). Returns the copy's folder."""
+    copy = Path(into) / kit.name
+    shutil.copytree(kit, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "hidden"))
+    (copy / "course" / "hidden").mkdir(exist_ok=True)
+    for exercise_id, helpers in forbidden.items():
+        for helper in helpers:
+            module_name, path = helper.split(":")
+            parts = module_name.split(".")[1:]
+            package = copy.joinpath(*parts)
+            source = package / "__init__.py" if package.is_dir() else package.with_suffix(".py")
+            emptied = _emptied(source.read_text(encoding="utf-8"), path, exercise_id)
+            source.write_text(emptied, encoding="utf-8")
+    return copy
+
+
+def _emptied(source: str, path: str, exercise_id: str) -> str:
+    """`source` with the body of the function at `path` ("Plan.critical_path") replaced by a raise."""
+    scope: Any = ast.parse(source)
+    for name in path.split("."):
+        found = [n for n in scope.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == name]
+        if not found:
+            raise LookupError(f"no {path} to forbid in the kit's source")
+        scope = found[-1]
+    if not isinstance(scope, ast.FunctionDef):
+        raise LookupError(f"{path} is not a function: only a function's body can be left out")
+    first = scope.body[0]
+    kept = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)  # the docstring
+    if first.lineno == scope.lineno:
+        raise LookupError(f"{path} is written on one line: put its body on lines of its own")
+    lines = source.splitlines(keepends=True)
+    start = first.end_lineno if kept else first.lineno - 1  # the first line that goes
+    indent = " " * first.col_offset
+    raising = (
+        f"{indent}from agentlab.course.forbidden import ForbiddenHelper, refusal\n"
+        f"{indent}raise ForbiddenHelper(refusal({exercise_id!r}, {path!r}))\n"
+    )
+    return "".join(lines[:start] + [raising] + lines[scope.end_lineno :])

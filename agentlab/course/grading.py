@@ -12,7 +12,8 @@ Nothing the notebook's own kernel says decides a grade. For each notebook the gr
    grader's own process, with the kit unpatched. The learner's function is called in the sandbox
    and its answer comes back as plain data (`wire`): the grader compares values, never objects of
    the learner's making. A helper the exercise forbids (`plan.critical_path` in 02.critical-path,
-   listed in `forbidden`) raises while that exercise's function runs.
+   listed in `forbidden`) is absent while that exercise is graded: an answer that passes is graded
+   again in a sandbox of its own, the notebook run there with a kit whose helper only raises.
 
 An exercise's status:
 
@@ -204,20 +205,20 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
     for i, cell in enumerate(nb):
         for exercise in cell.checks:
             check_cells.setdefault(exercise, i)
-    forbidden = {e: FORBIDDEN[e] for e in required if e in FORBIDDEN}
     sources = [source for _, source in code]
 
     sessions: list[Session] = []
 
-    def fresh(until: int | None) -> tuple[Session, Any]:
-        session = Session(sources, workdir, forbidden)
+    def fresh(until: int | None, forbidding: str | None = None) -> tuple[Session, Any]:
+        session = Session(sources, workdir, {forbidding: FORBIDDEN[forbidding]} if forbidding else {})
         sessions.append(session)
         return session, session.run(timeout, until, [i for i, _ in code])
 
+    def numbered(ran: Any) -> dict[int, tuple[str, str]]:  # each failed cell by its number in the notebook
+        return {code[i][0]: (n, IPYTHON_FILE.sub(r"(line \1)", text)) for i, (n, text) in ran.errors.items()}
+
     session, ran = fresh(None)
-    errors = {
-        code[i][0]: (name, IPYTHON_FILE.sub(r"(line \1)", value)) for i, (name, value) in ran.errors.items()
-    }
+    errors = numbered(ran)
     stopped = code[ran.stopped_at][0] if ran.stopped_at is not None and ran.stopped_at < len(code) else None
     if ran.broken and ran.stopped_at:  # grade what came before the cell where it stopped
         session, again = fresh(ran.stopped_at)
@@ -233,7 +234,12 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
                 session.close()
                 session, _ = fresh(None)
                 restarts += 1
-            results.append(_grade_exercise(session, exercise, names.get(exercise), errors, check_cells))
+            result = _grade_exercise(session, exercise, names.get(exercise), errors, check_cells)
+            if exercise in FORBIDDEN and result.status == "passed":  # so again, where its helpers are absent
+                alone, again = fresh(ran.stopped_at if ran.broken else None, exercise)
+                result = _grade_exercise(alone, exercise, names.get(exercise), numbered(again), check_cells)
+                alone.close()
+            results.append(result)
     finally:
         for each in sessions:
             each.cleanup()

@@ -6,20 +6,18 @@ defined, a call of one of the learner's functions, an attribute of one of their 
 answer crosses as plain data (see `wire`); the verdict is the grader's, in its own process.
 
 `check(...)` here only notes that it was called: the grade never depends on what runs in here. The
-helpers an exercise forbids (`Plan.critical_path` while `02.critical-path` is graded) raise while
-that exercise's function runs, and only then.
+helpers an exercise forbids (`Plan.critical_path` in `02.critical-path`) are not trapped here: the
+grader grades that exercise in a sandbox of its own whose kit lacks them (`forbidden.kit_without`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import sys
 from typing import Any
 
 from agentlab.course import wire
-from agentlab.course.forbidden import ForbiddenHelper, refusal
 
 
 class GraderRef:
@@ -108,39 +106,6 @@ class Kernel(wire.Peer):
             return
         super().serve(message)
 
-    def forbid(self, forbidden: dict[str, list[str]]) -> None:
-        """Replace each forbidden helper ("agentlab.plan:Plan.critical_path") with a trap that raises
-        while an exercise that forbids it is being called, wherever the kit refers to it by name."""
-        users: dict[str, list[str]] = {}
-        for exercise, helpers in forbidden.items():
-            for helper in helpers:
-                users.setdefault(helper, []).append(exercise)
-        for helper, exercises in users.items():
-            module_name, path = helper.split(":")
-            owner: Any = importlib.import_module(module_name)
-            *parents, attribute = path.split(".")
-            for part in parents:
-                owner = getattr(owner, part)
-            original = getattr(owner, attribute)
-            trap = self._trap(original, path, tuple(exercises))
-            setattr(owner, attribute, trap)
-            for name, module in list(sys.modules.items()):
-                if name.startswith("agentlab") and module is not None:
-                    for key, value in list(vars(module).items()):
-                        if value is original:
-                            setattr(module, key, trap)
-
-    def _trap(self, original: Any, path: str, exercises: tuple[str, ...]) -> Any:
-        kernel = self
-
-        def trap(*args: Any, **kwargs: Any) -> Any:
-            if kernel.exercise in exercises:
-                raise ForbiddenHelper(refusal(kernel.exercise, path))
-            return original(*args, **kwargs)
-
-        trap.__name__ = getattr(original, "__name__", "helper")
-        return trap
-
     def run_cells(self, cells: list[str]) -> None:
         """Run the notebook, telling the grader when each cell starts and how it ended."""
         from IPython.core.interactiveshell import InteractiveShell
@@ -170,12 +135,11 @@ def quiet_check(calls: list[str]) -> Any:
 def main(argv: list[str]) -> int:
     rfd, wfd = wire.fds_from(argv)
     kernel = Kernel(rfd, wfd)
-    job = kernel.next_message()  # ("run", cells, forbidden)
+    job = kernel.next_message()  # ("run", cells, forbidden): the kit itself lacks what is forbidden
     from agentlab.course import checks
 
     calls: list[str] = []
     checks.check = quiet_check(calls)
-    kernel.forbid(job[2])
     kernel.run_cells(job[1])
     kernel.post(("ready", calls))
     while True:

@@ -131,8 +131,11 @@ class Box:
     """One sandbox about to start: its user namespace (when the grader is root), the folders it may
     write given to its user, and the command line that runs a program in it."""
 
-    def __init__(self, workdir: Path, scratch: list[Path] = (), limits: Limits = Limits()):
+    def __init__(
+        self, workdir: Path, scratch: list[Path] = (), limits: Limits = Limits(), kit: Path | None = None
+    ):
         self.workdir, self.scratch, self.limits = Path(workdir), [Path(s) for s in scratch], limits
+        self.kit = kit  # a folder seen in the kit's place (`forbidden.kit_without`'s copy), or None
         self.userns: int | None = None
 
     def __enter__(self) -> Box:
@@ -161,15 +164,16 @@ class Box:
     def command(self, argv: list[str]) -> list[str]:
         """The bwrap command line that runs `argv` in the box, in the workdir (writable), with the
         scratch folders shared with the grader."""
-        return command(argv, self.workdir, self.scratch, self.limits, self.userns)
+        return command(argv, self.workdir, self.scratch, self.limits, self.userns, self.kit)
 
 
 def command(
     argv: list[str], workdir: Path, scratch: list[Path] = (), limits: Limits = Limits(),
-    userns: int | None = None,
+    userns: int | None = None, kit: Path | None = None,
 ) -> list[str]:
     """The bwrap command line: in the namespace `userns` (root's, made by `user_namespace`) or in
-    one bwrap makes, where the grader's own user becomes 65534."""
+    one bwrap makes, where the grader's own user becomes 65534. `kit`: a folder seen in the kit's
+    place (`forbidden.kit_without`'s copy, which lacks the helpers an exercise forbids)."""
     args = [bwrap(), "--die-with-parent", "--new-session"]
     if userns is not None:  # this module's __main__ drops to nobody and its capabilities
         args += ["--userns", str(userns), "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
@@ -192,8 +196,8 @@ def command(
     for folder in python_folders():
         if not str(folder).startswith(("/usr", "/etc")):
             args += _bind("--ro-bind", folder)
-    kit = kit_folder()
-    args += [*_bind("--ro-bind", kit), "--tmpfs", str(kit / "course" / HIDDEN)]
+    where = kit_folder()
+    args += ["--ro-bind", str(kit or where), str(where), "--tmpfs", str(where / "course" / HIDDEN)]
     for folder in scratch:
         args += _bind("--bind", folder)
     args += [*_bind("--bind", workdir), "--chdir", str(workdir)]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.course import sandbox, wire
+from agentlab.course.forbidden import kit_without
 
 START_SECONDS = 60.0  # for the sandbox to start, before the notebook's --timeout begins
 CALL_SECONDS = 60.0  # the most one call of a learner's function may take, whatever a check allows
@@ -79,7 +80,10 @@ def _same(value: Any) -> Any:
 
 class Session:
     def __init__(self, cells: list[str], workdir: Path, forbidden: dict[str, list[str]] | None = None):
+        """`forbidden`: {exercise: its helpers} for the exercises this sandbox grades that forbid
+        helpers: its kit is then a copy that lacks them (`forbidden.kit_without`)."""
         self.cells, self.workdir, self.forbidden = cells, Path(workdir), forbidden or {}
+        self.kit: Path | None = None  # that copy's folder, removed by cleanup()
         self.exercise: str | None = (
             None  # the exercise whose cases are running: the kernel forbids its helpers
         )
@@ -93,7 +97,11 @@ class Session:
         kernel_in, grader_out = os.pipe()
         grader_in, kernel_out = os.pipe()
         argv = [sys.executable, "-m", "agentlab.course.kernel", str(kernel_in), str(kernel_out)]
-        with sandbox.Box(self.workdir, [self.scratch]) as box:
+        kit = None
+        if self.forbidden:
+            self.kit = Path(tempfile.mkdtemp(prefix="agentlab-kit-"))
+            kit = kit_without(self.forbidden, sandbox.kit_folder(), self.kit)
+        with sandbox.Box(self.workdir, [self.scratch], kit=kit) as box:
             self.process = subprocess.Popen(
                 box.command(argv),
                 stdin=subprocess.DEVNULL,
@@ -127,7 +135,9 @@ class Session:
         import shutil
 
         self.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        for folder in (self.scratch, self.kit):
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
 
     def __enter__(self) -> Session:
         return self

@@ -20,6 +20,13 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from agentlab.course.checks import Case, attempt, exercise
+from agentlab.course.checks._nb01_reconcile import (
+    _GENERATED,
+    _RECONCILED,
+    _digest,
+    _findings_case,
+    _reconcile_fixed,
+)
 from agentlab.course.checks._nb01_recorders import Recorder, Runs, asked, quietly
 from agentlab.plan import Plan, Step
 
@@ -271,85 +278,8 @@ def when_hierarchy(answer: Any) -> Iterator[Case]:
     yield Case("every situation is answered with one of the exercise's two words", not odd, f"got {odd}")
     yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
 
+
 # --- 01.reconcile -------------------------------------------------------------------------------
-
-
-def _majority(findings: Mapping[str, Any]) -> list[tuple[str, str | None, frozenset]]:
-    """(claim, value or None, cited steps) per claim, in the order the claims first appear."""
-    said: dict[str, list] = {}
-    for step_id, found in findings.items():
-        for f in found:
-            said.setdefault(f.claim, []).append((step_id, f))
-    out = []
-    for claim, pairs in said.items():
-        support = Counter(f.value for _, f in pairs)
-        top = max(support.values())
-        tied = {v for v, n in support.items() if n == top}
-        newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in tied}
-        latest = max(newest.values())
-        kept = [v for v in tied if newest[v] == latest]
-        value = kept[0] if len(kept) == 1 else None
-        cited = frozenset(s for s, f in pairs if value is None or f.value == value)
-        out.append((claim, value, cited))
-    return out
-
-
-def _findings_case(seed: int) -> dict[str, list]:
-    """Three to five workers reporting on three claims, with repeats, gaps and ties of date."""
-    import random
-
-    from agentlab.synthesis import Finding
-
-    rng = random.Random(seed)
-    steps = [f"s{i}" for i in range(1, rng.randint(3, 5) + 1)]
-    out: dict[str, list] = {s: [] for s in steps}
-    for claim in ("population of Tamsk", "governor of Solace", "area of Quillon"):
-        for s in steps:
-            if rng.random() < 0.85:
-                value = rng.choice(["410", "455", "Maren Holt", "Tobin Vale", "73"][: rng.randint(2, 3)])
-                out[s].append(Finding(claim, value, f"source {s}", rng.choice([1836, 1839, 1841])))
-    return out
-
-
-def _reconcile_fixed() -> list[tuple[str, dict[str, list]]]:
-    from agentlab.synthesis import Finding
-
-    def f(claim, value, year):
-        return Finding(claim, value, "a source", year)
-
-    c = "population of Tamsk"
-    return [
-        ("every worker agrees", {"s1": [f(c, "410", 1836)], "s2": [f(c, "410", 1841)]}),
-        (
-            "two older sources outvote one newer",
-            {"s1": [f(c, "410", 1836)], "s2": [f(c, "410", 1836)], "s3": [f(c, "455", 1841)]},
-        ),
-        (
-            "a tie in votes goes to the newer value",
-            {"s1": [f(c, "410", 1836)], "s2": [f(c, "455", 1841)]},
-        ),
-        (
-            "a tie in votes and in date stays open",
-            {"s1": [f(c, "410", 1841)], "s2": [f(c, "455", 1841)], "s3": []},
-        ),
-        (
-            "a tie in votes, one value also said earlier: the newest wins",
-            {
-                "s1": [f(c, "410", 1836)],
-                "s2": [f(c, "410", 1841)],
-                "s3": [f(c, "455", 1839)],
-                "s4": [f(c, "455", 1839)],
-            },
-        ),
-        (
-            "a tie that stays open cites every step that spoke, the outvoted ones too",
-            {"s1": [f(c, "410", 1841)], "s2": [f(c, "455", 1841)], "s3": [f(c, "73", 1836)]},
-        ),
-        (
-            "the first worker is outvoted",
-            {"s1": [f(c, "455", 1841)], "s2": [f(c, "410", 1839)], "s3": [f(c, "410", 1836)]},
-        ),
-    ]
 
 
 def _shape(result: Any) -> list[tuple[str, Any, frozenset]] | str:
@@ -373,15 +303,21 @@ def _shape(result: Any) -> list[tuple[str, Any, frozenset]] | str:
     "the steps that gave it",
 )
 def reconcile(majority: Callable) -> Iterator[Case]:
-    cases = _reconcile_fixed() + [(f"hidden case {seed}", _findings_case(seed)) for seed in range(40)]
-    wrong = []
-    for what, findings in cases:
+    for what, findings in _reconcile_fixed():
         result, error = attempt(majority, findings)
         got = error or _shape(result)
-        want = _majority(findings)
-        if what.startswith("hidden"):
-            if got != want:
-                wrong.append(what if isinstance(got, list) else f"{what}: {got}")
-            continue
+        want = [(claim, value, frozenset(cited)) for claim, value, cited in _RECONCILED[what]]
         yield Case(what, got == want, got if isinstance(got, str) else f"got {got}")
-    yield Case("40 generated cases (3-5 workers, 3 claims)", not wrong, f"{len(wrong)} wrong: {wrong[:3]}")
+    generated = [(f"hidden case {seed}", _findings_case(seed), _GENERATED[seed]) for seed in range(40)]
+    yield _judge_generated(majority, "40 generated cases (3-5 workers, 3 claims)", generated)
+
+
+def _judge_generated(majority: Callable, what: str, cases: list[tuple[str, dict, str]]) -> Case:
+    """One case for many: `majority` on each (name, findings, digest of the answer); names the wrong ones."""
+    wrong = []
+    for name, findings, want in cases:
+        result, error = attempt(majority, findings)
+        got = error or _shape(result)
+        if _digest(got) != want:
+            wrong.append(name if isinstance(got, list) else f"{name}: {got}")
+    return Case(what, not wrong, f"{len(wrong)} wrong: {wrong[:3]}")

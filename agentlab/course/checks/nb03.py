@@ -218,20 +218,24 @@ def _solver(tasks: list) -> Callable[[str], Run]:
     return solve
 
 
-def _expected(tasks: list) -> dict[str, dict[str, float]]:
-    rows: dict[str, list] = {}
-    for task in tasks:
-        answer, calls, _ = _answer(task)
-        for key in (task.family, "all"):
-            rows.setdefault(key, []).append((task.check(answer), calls))
-    return {
-        key: {
-            "right": sum(r for r, _ in rows[key]),
-            "tasks": len(rows[key]),
-            "calls": sum(c for _, c in rows[key]) / len(rows[key]),
-        }
-        for key in rows
-    }
+_SCORES = {  # by case: the rows a right score_batch returns
+    "a mixed batch": {
+        "single": {"right": 0, "tasks": 4, "calls": 2.0},
+        "chain": {"right": 6, "tasks": 6, "calls": 4.833333333333333},
+        "fanout": {"right": 1, "tasks": 6, "calls": 3.3333333333333335},
+        "all": {"right": 7, "tasks": 16, "calls": 3.5625},
+    },
+    "a batch with one family only": {
+        "chain": {"right": 8, "tasks": 8, "calls": 4.75},
+        "all": {"right": 8, "tasks": 8, "calls": 4.75},
+    },
+}
+
+
+def _score_batches() -> tuple[tuple[str, list], ...]:
+    """(what, tasks) for each visible case of 03.score."""
+    chains_only = [t for t in make_tasks(20, seed=5) if t.family == "chain"]
+    return (("a mixed batch", make_tasks(16, seed=4)), ("a batch with one family only", chains_only))
 
 
 def _same(got: Any, want: Mapping[str, float]) -> bool:
@@ -248,14 +252,16 @@ def _same(got: Any, want: Mapping[str, float]) -> bool:
     "but their calls were paid for), and at what you divide the calls by",
 )
 def score(score_batch: Callable) -> Iterator[Case]:
-    batch = make_tasks(16, seed=4)
-    chains_only = [t for t in make_tasks(20, seed=5) if t.family == "chain"]
-    for what, tasks in (("a mixed batch", batch), ("a batch with one family only", chains_only)):
-        want = _expected(tasks)
-        got, error = attempt(score_batch, tasks, _solver(tasks))
-        if error or not isinstance(got, Mapping):
-            yield Case(f"{what}: a dict of rows", False, error or f"got {type(got).__name__}")
-            continue
-        yield Case(f"{what}: a row per family, and 'all'", set(got) == set(want), f"rows {sorted(got)}")
-        for key in sorted(want):
-            yield Case(f"{what}: {key}", _same(got.get(key), want[key]), f"got {got.get(key)!r}")
+    for what, tasks in _score_batches():
+        yield from _judge_score(score_batch, what, tasks, _SCORES[what])
+
+
+def _judge_score(score_batch: Callable, what: str, tasks: list, want: dict) -> Iterator[Case]:
+    """The cases of one batch of 03.score: `score_batch` on `tasks` against the rows `want`."""
+    got, error = attempt(score_batch, tasks, _solver(tasks))
+    if error or not isinstance(got, Mapping):
+        yield Case(f"{what}: a dict of rows", False, error or f"got {type(got).__name__}")
+        return
+    yield Case(f"{what}: a row per family, and 'all'", set(got) == set(want), f"rows {sorted(got)}")
+    for key in sorted(want):
+        yield Case(f"{what}: {key}", _same(got.get(key), want[key]), f"got {got.get(key)!r}")

@@ -124,21 +124,13 @@ _DEPTHS, _BRANCHINGS = (1, 2, 3), (2, 3, 4)
 _SHAPES = [(d, b) for d in _DEPTHS for b in _BRANCHINGS]
 
 
-def _best_shape(width: int, budget: int) -> tuple[int, int] | None:
-    """The (depth, branching) whose largest plan is smallest within `budget` calls; ties go to
-    fewer calls, then the shallower, then the narrower shape."""
-    within = [(_measured(width, d, b)[1], _measured(width, d, b)[0], d, b) for d, b in _SHAPES]
-    within = [shape for shape in within if shape[1] <= budget]
-    return min(within)[2:] if within else None
-
-
-_SHAPE_CASES = (
-    (8, 6),  # two levels, halves
-    (8, 8),  # three parts a level is worth two more calls
-    (8, 20),  # three levels
-    (8, 4),  # only the flat team fits
-    (4, 30),  # two levels and three write plans of equal size: fewer calls win
-    (6, 1),  # nothing fits
+_SHAPE_CASES = (  # (width, budget, the shape expected or None)
+    (8, 6, (2, 2)),  # two levels, halves
+    (8, 8, (2, 3)),  # three parts a level is worth two more calls
+    (8, 20, (3, 2)),  # three levels
+    (8, 4, (1, 2)),  # only the flat team fits
+    (4, 30, (2, 2)),  # two levels and three write plans of equal size: fewer calls win
+    (6, 1, None),  # nothing fits
 )
 
 
@@ -150,18 +142,22 @@ _SHAPE_CASES = (
     "you return when nothing fits",
 )
 def shape(choose: Callable[[int, int], tuple[int, int] | None]) -> Iterator[Case]:
-    for width, budget in _SHAPE_CASES:
-        want = _best_shape(width, budget)
-        got, error = attempt(choose, width, budget)
-        what = f"a sum of {width} items within {budget} call{'s' if budget > 1 else ''}"
-        shape_ok = isinstance(got, tuple | list) and tuple(got) in _SHAPES
-        right = not error and (got is None if want is None else shape_ok and tuple(got) == want)
-        if shape_ok:
-            calls, largest = _measured(width, *got)
-            detail = f"got {tuple(got)}, which makes {calls} calls, its largest plan {largest} steps"
-        else:
-            detail = f"got {got!r}"
-        yield Case(what, right, error or detail)
+    for case in _SHAPE_CASES:
+        yield _judge_shape(choose, *case)
+
+
+def _judge_shape(choose: Callable, width: int, budget: int, want: tuple[int, int] | None) -> Case:
+    """One case of 05.shape: `choose(width, budget)` against the shape `want` (or None)."""
+    got, error = attempt(choose, width, budget)
+    what = f"a sum of {width} items within {budget} call{'s' if budget > 1 else ''}"
+    shape_ok = isinstance(got, tuple | list) and tuple(got) in _SHAPES
+    right = not error and (got is None if want is None else shape_ok and tuple(got) == want)
+    if shape_ok:
+        calls, largest = _measured(width, *got)
+        detail = f"got {tuple(got)}, which makes {calls} calls, its largest plan {largest} steps"
+    else:
+        detail = f"got {got!r}"
+    return Case(what, right, error or detail)
 
 
 def _numbers(values) -> bool:

@@ -59,25 +59,13 @@ def crossover(longest: Callable[[float, float], int | float]) -> Iterator[Case]:
 # --- 06.best-cut -------------------------------------------------------------------------------
 
 
-def _cut_success(fail: float, handoff: float, pieces: int) -> float:
-    """The toy model of notebook 06, section 8: `pieces` pieces, each failing with fail / pieces,
-    and a handoff between each two, each losing context with probability `handoff`."""
-    return (1 - fail / pieces) ** pieces * (1 - handoff) ** (pieces - 1)
-
-
-def _best_cut_answer(fail: float, handoff: float, most: int) -> tuple[int, float]:
-    """The right answer: the fewest pieces among those with the highest success."""
-    best = max(range(1, most + 1), key=lambda n: (_cut_success(fail, handoff, n), -n))
-    return best, _cut_success(fail, handoff, best)
-
-
-_BEST_CUT_CASES = (
-    ("notebook 06's curve: handoffs lose 1%", 0.4, 0.01, 15),
-    ("a harder task, handoffs lose 2%", 0.6, 0.02, 10),
-    ("free handoffs", 0.4, 0.0, 15),
-    ("handoffs lose 10%", 0.4, 0.1, 15),
-    ("an agent that never fails, and free handoffs: every cut ties", 0.0, 0.0, 8),
-    ("only one piece allowed", 0.4, 0.01, 1),
+_BEST_CUT_CASES = (  # (what, fail, handoff, most, the pieces and chance expected)
+    ("notebook 06's curve: handoffs lose 1%", 0.4, 0.01, 15, (3, 0.6380088)),
+    ("a harder task, handoffs lose 2%", 0.6, 0.02, 10, (3, 0.4917248000000001)),
+    ("free handoffs", 0.4, 0.0, 15, (15, 0.666690015268442)),
+    ("handoffs lose 10%", 0.4, 0.1, 15, (1, 0.6)),
+    ("an agent that never fails, and free handoffs: every cut ties", 0.0, 0.0, 8, (1, 1.0)),
+    ("only one piece allowed", 0.4, 0.01, 1, (1, 0.6)),
 )
 
 
@@ -88,45 +76,45 @@ _BEST_CUT_CASES = (
     "between n pieces, at what you do when two cuts tie, and at what you return",
 )
 def best_cut(cut: Callable[[float, float, int], tuple[int, float]]) -> Iterator[Case]:
-    for what, fail, handoff, most in _BEST_CUT_CASES:
-        want_n, want_p = _best_cut_answer(fail, handoff, most)
-        got, error = attempt(cut, fail, handoff, most)
-        right = (
-            not error
-            and isinstance(got, tuple)
-            and len(got) == 2
-            and got[0] == want_n
-            and math.isclose(got[1], want_p, rel_tol=1e-9)
-        )
-        yield Case(what, right, error or f"got {got!r}")
+    for what, *case in _BEST_CUT_CASES:
+        yield _judge_best_cut(cut, what, *case)
+
+
+def _judge_best_cut(cut: Callable, what: str, fail: float, handoff: float, most: int, want: tuple) -> Case:
+    """One case of 06.best-cut: `cut` on these figures against (pieces, chance) `want`."""
+    want_n, want_p = want
+    got, error = attempt(cut, fail, handoff, most)
+    right = (
+        not error
+        and isinstance(got, tuple)
+        and len(got) == 2
+        and got[0] == want_n
+        and math.isclose(got[1], want_p, rel_tol=1e-9)
+    )
+    return Case(what, right, error or f"got {got!r}")
 
 
 # --- 06.retries-correlated ------------------------------------------------------------------------
 
 
-def _retries_exact(p: float, n: int, attempts: int, correlation: float) -> float:
-    """The exact chance that every one of `n` steps succeeds within `attempts` tries, when each task
-    draws its own rate r (Beta, mean p) and every try of that task succeeds at r.
-
-    It is the mean of (1 - (1 - r)**attempts)**n. Expanded by the binomial theorem it needs only the
-    moments of 1 - r, which is Beta too (mean 1 - p, same correlation): the kit's
-    `experiments.correlated_chain_success(1 - p, m, correlation)` is the mean of (1 - r)**m.
-    """
-
-    def fail_moment(m: int) -> float:
-        return 1.0 if m == 0 else experiments.correlated_chain_success(1 - p, m, correlation)
-
-    return sum(math.comb(n, k) * (-1) ** k * fail_moment(attempts * k) for k in range(n + 1))
-
-
 _Z_CHECK = 4.0  # a wide interval: a right simulation lands outside it about once in 16,000 tries
 
+# (what, p, n, attempts, correlation, trials, seed, the exact chance the estimate must agree with)
 _RETRY_CASES = (
-    ("independent failures, 2 tries a step", 0.8, 5, 2, 0.0, 100_000, 1),
-    ("correlated failures (0.3), 2 tries a step", 0.8, 5, 2, 0.3, 100_000, 2),
-    ("correlated failures, one try: the chain of section 5", 0.8, 5, 1, 0.3, 100_000, 3),
-    ("a task goes all right or all wrong (correlation 1): retries buy nothing", 0.8, 5, 3, 1.0, 50_000, 4),
-    ("longer chain, 3 tries, correlation 0.5", 0.7, 6, 3, 0.5, 100_000, 5),
+    ("independent failures, 2 tries a step", 0.8, 5, 2, 0.0, 100_000, 1, 0.8153726976000001),
+    ("correlated failures (0.3), 2 tries a step", 0.8, 5, 2, 0.3, 100_000, 2, 0.7602801497847946),
+    ("correlated failures, one try: the chain of section 5", 0.8, 5, 1, 0.3, 100_000, 3, 0.5189135546558705),
+    (
+        "a task goes all right or all wrong (correlation 1): retries buy nothing",
+        0.8,
+        5,
+        3,
+        1.0,
+        50_000,
+        4,
+        0.8,
+    ),
+    ("longer chain, 3 tries, correlation 0.5", 0.7, 6, 3, 0.5, 100_000, 5, 0.7067999140415091),
 )
 
 
@@ -137,16 +125,8 @@ _RETRY_CASES = (
     "task), at what makes a step right and what makes a chain right, at the seed, and at what you return",
 )
 def retries_correlated(simulate: Callable[..., Estimate]) -> Iterator[Case]:
-    for what, p, n, attempts, correlation, trials, seed in _RETRY_CASES:
-        exact = _retries_exact(p, n, attempts, correlation)
-        got, error = attempt(simulate, p, n, attempts, correlation, trials, seed)
-        label = what
-        if error or not isinstance(got, Estimate) or got.trials != trials:
-            yield Case(label, False, error or f"expected an Estimate of {trials:,} trials, got {got!r}")
-            continue
-        low, high = experiments.wilson_interval(got.successes, got.trials, z=_Z_CHECK)
-        side = "high" if got.value > exact else "low"
-        yield Case(label, low <= exact <= high, f"simulated {got.value:.4f}: too {side} for the exact answer")
+    for what, *case in _RETRY_CASES:
+        yield _judge_retries(simulate, what, *case)
     # Three runs, not two: a generator that ignores the seed repeats a count by chance about once in
     # 200 pairs here (this check once passed such an answer), twice in a row about once in 40,000.
     runs = [attempt(simulate, 0.8, 5, 2, 0.3, 20_000, 7) for _ in range(3)]
@@ -154,3 +134,23 @@ def retries_correlated(simulate: Callable[..., Estimate]) -> Iterator[Case]:
     counts = [got for got, _ in runs]
     same = not error and counts[0] == counts[1] == counts[2]
     yield Case("the same seed gives the same count", same, error or " then ".join(map(str, counts)))
+
+
+def _judge_retries(
+    simulate: Callable,
+    what: str,
+    p: float,
+    n: int,
+    attempts: int,
+    correlation: float,
+    trials: int,
+    seed: int,
+    exact: float,
+) -> Case:
+    """One case of 06.retries-correlated: the estimate's wide interval must hold the `exact` chance."""
+    got, error = attempt(simulate, p, n, attempts, correlation, trials, seed)
+    if error or not isinstance(got, Estimate) or got.trials != trials:
+        return Case(what, False, error or f"expected an Estimate of {trials:,} trials, got {got!r}")
+    low, high = experiments.wilson_interval(got.successes, got.trials, z=_Z_CHECK)
+    side = "high" if got.value > exact else "low"
+    return Case(what, low <= exact <= high, f"simulated {got.value:.4f}: too {side} for the exact answer")

@@ -31,16 +31,36 @@ from agentlab.verdicts import non_inferior
 # --- 07.react-tokens -----------------------------------------------------------------------------
 
 
-def _quadratic_tokens(run: ReactRun, n: int) -> float:
-    """n*B + g*n*(n-1)/2, with B the first call's input tokens and g the mean growth per call."""
-    inputs = [turn.input_tokens for turn in run.turns]
-    first = inputs[0]
-    growth = (inputs[-1] - first) / (len(inputs) - 1) if len(inputs) > 1 else 0.0
-    return n * first + growth * n * (n - 1) / 2
-
-
 def _measured_input(run: ReactRun) -> int:
     return sum(turn.input_tokens for turn in run.turns)
+
+
+@functools.cache  # runs on a seeded simulator: the same every time, so made once
+def _react_cases() -> tuple[tuple[str, ReactRun, int, float], ...]:
+    """(what, run, calls to predict, the input tokens expected): runs on the simulator, and made-up
+    runs whose growth is uneven (a fit through every call gives another g than the first and last)."""
+    llm = SimulatedLLM(seed=0)
+    four_hops = react(world.chain_task(random.Random(7), 4).question, llm)
+    two_hops = react(world.chain_task(random.Random(3), 2).question, llm)
+    one_call = react(world.chain_task(random.Random(7), 4).question, llm, max_steps=1)
+    return (
+        ("notebook 07's 4-hop run, at its own 5 calls", four_hops, len(four_hops.turns), 2330.0),
+        ("the same run, predicting 12 calls", four_hops, 12, 6810.0),
+        ("a 2-hop run, predicting 11 calls", two_hops, 11, 5907.0),
+        ("a run stopped after one call, predicting 4 calls", one_call, 4, 1632.0),
+        (
+            "a run whose last call grew far more than the others, predicting 12 calls",
+            _run(400, 410, 420, 430, 600),
+            12,
+            8100.0,
+        ),
+        (
+            "a run whose first call grew far more than the others, predicting 10 calls",
+            _run(500, 560, 570, 580),
+            10,
+            6200.0,
+        ),
+    )
 
 
 @exercise(
@@ -51,34 +71,11 @@ def _measured_input(run: ReactRun) -> int:
     "fit through all of them); and at a run of one call, which shows no growth",
 )
 def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
+    for case in _react_cases():
+        yield _judge_react_tokens(predict, *case)
     llm = SimulatedLLM(seed=0)
-    four_hops = react(world.chain_task(random.Random(7), 4).question, llm)
     two_hops = react(world.chain_task(random.Random(3), 2).question, llm)
     ten_hops = react(world.chain_task(random.Random(103), 10).question, llm)
-    one_call = react(world.chain_task(random.Random(7), 4).question, llm, max_steps=1)
-    cases = (
-        ("notebook 07's 4-hop run, at its own 5 calls", four_hops, len(four_hops.turns)),
-        ("the same run, predicting 12 calls", four_hops, 12),
-        ("a 2-hop run, predicting 11 calls", two_hops, 11),
-        ("a run stopped after one call, predicting 4 calls", one_call, 4),
-        # uneven growth: a fit through every call gives another g than the first and last calls do
-        (
-            "a run whose last call grew far more than the others, predicting 12 calls",
-            _run(400, 410, 420, 430, 600),
-            12,
-        ),
-        (
-            "a run whose first call grew far more than the others, predicting 10 calls",
-            _run(500, 560, 570, 580),
-            10,
-        ),
-    )
-    for what, run, n in cases:
-        want = _quadratic_tokens(run, n)
-        got, error = attempt(predict, run, n)
-        right = not error and isinstance(got, int | float) and math.isclose(got, want, rel_tol=0.005)
-        direction = "" if not isinstance(got, int | float) else " (too many)" if got > want else " (too few)"
-        yield Case(what, right, error or f"got {got!r}{direction}")
     calls = len(ten_hops.turns)
     got, error = attempt(predict, two_hops, calls)
     actual = _measured_input(ten_hops)
@@ -88,6 +85,14 @@ def react_tokens(predict: Callable[[ReactRun, int], float]) -> Iterator[Case]:
         close,
         error or f"predicted {got!r}, the real run read {actual:,} tokens",
     )
+
+
+def _judge_react_tokens(predict: Callable, what: str, run: ReactRun, n: int, want: float) -> Case:
+    """One case of 07.react-tokens: `predict(run, n)` against `want` tokens, within 0.5%."""
+    got, error = attempt(predict, run, n)
+    right = not error and isinstance(got, int | float) and math.isclose(got, want, rel_tol=0.005)
+    direction = "" if not isinstance(got, int | float) else " (too many)" if got > want else " (too few)"
+    return Case(what, right, error or f"got {got!r}{direction}")
 
 
 def _run(*inputs: int) -> ReactRun:
@@ -108,34 +113,32 @@ def _run(*inputs: int) -> ReactRun:
 # --- 07.router-share -----------------------------------------------------------------------------
 
 
-def _share_needed(counts: PairCounts, target: float, router: str) -> float | None:
-    """The least share of queries on the strong model with which `router` reaches `target`."""
-    weak_right = counts.both + counts.only_weak
-    if target <= counts.weak_accuracy:
-        return 0.0
-    if router == "coin":
-        if target > counts.strong_accuracy:
-            return None
-        return (target - counts.weak_accuracy) / (counts.strong_accuracy - counts.weak_accuracy)
-    if target > counts.perfect_accuracy:
-        return None
-    return (target * counts.total - weak_right) / counts.total
-
-
 _WEAK_IS_BETTER = PairCounts(both=50, only_strong=5, only_weak=30, neither=15)  # weak 80%, strong 55%
 
-_ROUTER_CASES = (
-    ("GSM8K, a coin, to 80%", ROUTELLM_GSM8K, 0.80, "coin"),
-    ("GSM8K, a perfect router, to 80%", ROUTELLM_GSM8K, 0.80, "perfect"),
-    ("GSM8K, a perfect router, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "perfect"),
-    ("GSM8K, a perfect router, to its ceiling", ROUTELLM_GSM8K, 1225 / 1319, "perfect"),
-    ("GSM8K, a coin, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "coin"),
-    ("GSM8K, a coin, to 90%: above the strong model", ROUTELLM_GSM8K, 0.90, "coin"),
-    ("GSM8K, a perfect router, to 95%: above either model", ROUTELLM_GSM8K, 0.95, "perfect"),
-    ("GSM8K, a coin, to 50%: the weak model is enough", ROUTELLM_GSM8K, 0.50, "coin"),
-    ("GSM8K, a perfect router, to 50%", ROUTELLM_GSM8K, 0.50, "perfect"),
-    ("a weak model better than the strong one, a coin, to 85%", _WEAK_IS_BETTER, 0.85, "coin"),
-    ("a weak model better than the strong one, a perfect router, to 85%", _WEAK_IS_BETTER, 0.85, "perfect"),
+_ROUTER_CASES = (  # (what, counts, target, router, the least share expected or None)
+    ("GSM8K, a coin, to 80%", ROUTELLM_GSM8K, 0.80, "coin", 0.7402777777777779),
+    ("GSM8K, a perfect router, to 80%", ROUTELLM_GSM8K, 0.80, "perfect", 0.16163760424564066),
+    (
+        "GSM8K, a perfect router, to the strong model's accuracy",
+        ROUTELLM_GSM8K,
+        1130 / 1319,
+        "perfect",
+        0.21834723275208492,
+    ),
+    ("GSM8K, a perfect router, to its ceiling", ROUTELLM_GSM8K, 1225 / 1319, "perfect", 0.29037149355572406),
+    ("GSM8K, a coin, to the strong model's accuracy", ROUTELLM_GSM8K, 1130 / 1319, "coin", 1.0),
+    ("GSM8K, a coin, to 90%: above the strong model", ROUTELLM_GSM8K, 0.90, "coin", None),
+    ("GSM8K, a perfect router, to 95%: above either model", ROUTELLM_GSM8K, 0.95, "perfect", None),
+    ("GSM8K, a coin, to 50%: the weak model is enough", ROUTELLM_GSM8K, 0.50, "coin", 0.0),
+    ("GSM8K, a perfect router, to 50%", ROUTELLM_GSM8K, 0.50, "perfect", 0.0),
+    ("a weak model better than the strong one, a coin, to 85%", _WEAK_IS_BETTER, 0.85, "coin", None),
+    (
+        "a weak model better than the strong one, a perfect router, to 85%",
+        _WEAK_IS_BETTER,
+        0.85,
+        "perfect",
+        0.05,
+    ),
 )
 
 
@@ -147,14 +150,20 @@ _ROUTER_CASES = (
     "wrong to right (only those only the strong model gets right), and at targets beyond a router's reach",
 )
 def router_share(strong_share: Callable[[PairCounts, float, str], float | None]) -> Iterator[Case]:
-    for what, counts, target, router in _ROUTER_CASES:
-        want = _share_needed(counts, target, router)
-        got, error = attempt(strong_share, counts, target, router)
-        if want is None:
-            right = not error and got is None
-        else:
-            right = not error and isinstance(got, int | float) and math.isclose(got, want, abs_tol=1e-6)
-        yield Case(what, right, error or f"got {got!r}")
+    for what, *case in _ROUTER_CASES:
+        yield _judge_router_share(strong_share, what, *case)
+
+
+def _judge_router_share(
+    strong_share: Callable, what: str, counts: PairCounts, target: float, router: str, want: float | None
+) -> Case:
+    """One case of 07.router-share: `strong_share(counts, target, router)` against `want` (or None)."""
+    got, error = attempt(strong_share, counts, target, router)
+    if want is None:
+        right = not error and got is None
+    else:
+        right = not error and isinstance(got, int | float) and math.isclose(got, want, abs_tol=1e-6)
+    return Case(what, right, error or f"got {got!r}")
 
 
 _AGENTS = ("react", "plan-execute", "planner+workers")  # notebook 07's three agents, in its order

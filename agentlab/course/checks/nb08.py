@@ -11,27 +11,27 @@ the course split that notebook in two.)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 
-from agentlab import world
-from agentlab.compare import Comparison, row
+from agentlab.compare import Comparison
 from agentlab.course.checks import Case, attempt, exercise
 from agentlab.course.checks._nb08_cases import audit_cases, threshold_cases
 from agentlab.handoffs import HandoffRun, Transfer
-from agentlab.routing import split
 
 # --- 08.threshold ----------------------------------------------------------------------------------
 
 
-def _best_threshold(comparison: Comparison) -> int:
-    """The most accurate threshold for "the team from t steps, one agent below"; then the cheapest;
-    then the smallest. Every t from 1 (the team for everything) to one past the largest task."""
-    largest = max(world.steps_needed(t.question) for t in comparison.tasks)
-    rows = {t: row("", split(comparison, t)) for t in range(1, largest + 2)}
-    return min(rows, key=lambda t: (-rows[t].accuracy, rows[t].mean_cost, t))
-
-
-_BEST: dict[str, int] = {}  # each case's best threshold, by the case's name
+_BEST = {  # each case's best threshold, by the case's name
+    "notebook 08's tuning batch, the small model": 2,
+    "notebook 08's tuning batch, the large model": 10,
+    "notebook 08's held-out batch, the small model": 2,
+    "two thresholds equally accurate, one of them cheaper": 4,
+    "the team wins only where the tasks are largest": 6,
+    "one agent better at every size": 6,
+    "the team better at every size": 1,
+    "equally accurate everywhere: the team reads fewer tokens, but writes more and costs more": 6,
+    "sizes with a gap between them": 3,
+}
 
 
 @exercise(
@@ -44,28 +44,32 @@ _BEST: dict[str, int] = {}  # each case's best threshold, by the case's name
 )
 def threshold(choose: Callable[[Comparison], int]) -> Iterator[Case]:
     for what, comparison in threshold_cases():
-        if what not in _BEST:  # the case's comparison is made once a process, so its answer is too
-            _BEST[what] = _best_threshold(comparison)
-        want = _BEST[what]
-        got, error = attempt(choose, comparison)
-        right = not error and isinstance(got, int | float) and not isinstance(got, bool) and got == want
-        yield Case(what, right, error or f"got {got!r}")
+        yield _judge_threshold(choose, what, comparison, _BEST[what])
+
+
+def _judge_threshold(choose: Callable, what: str, comparison: Comparison, want: int) -> Case:
+    """One case of 08.threshold: `choose(comparison)` against the threshold `want`."""
+    got, error = attempt(choose, comparison)
+    right = not error and isinstance(got, int | float) and not isinstance(got, bool) and got == want
+    return Case(what, right, error or f"got {got!r}")
 
 
 # --- 08.handoff-audit ------------------------------------------------------------------------------
 
 
-def _lost(run: HandoffRun) -> list[Transfer]:
-    """The transfers after which the receiving agent cannot see the user's request word for word in
-    any message it starts from (a string content, or a text block's text)."""
-
-    def texts(message) -> list[str]:
-        content = message.get("content", "")
-        if isinstance(content, str):
-            return [content]
-        return [b.get("text", "") for b in content if isinstance(b, Mapping) and b.get("type") == "text"]
-
-    return [t for t in run.transfers if not any(run.task in text for m in t.sent for text in texts(m))]
+_LOST = {  # by case: the positions, in the run's transfers, of those after which the request was lost
+    "notebook 07's four-hop chain, the request forwarded": (),
+    "notebook 07's four-hop chain, the note alone": (0,),
+    "notebook 07's four-hop chain, the whole conversation": (),
+    "a single lookup, the note alone": (),
+    "two transfers: the first forwards the request, the second only a note": (1,),
+    "the request in a text block": (),
+    "the whole conversation, ending with a tool result": (),
+    "a note that quotes the request, and messages that do not": (0,),
+    "no transfer at all": (),
+    "a tool result that quotes the request, after a note: only text counts": (0,),
+    "the request in the third message the receiver starts from": (),
+}
 
 
 def _named(transfers) -> str:
@@ -87,7 +91,11 @@ def _named(transfers) -> str:
 )
 def handoff_audit(lost_requests: Callable[[HandoffRun], list[Transfer]]) -> Iterator[Case]:
     for what, run in audit_cases():
-        want = _lost(run)
-        got, error = attempt(lost_requests, run)
-        right = not error and isinstance(got, list | tuple) and list(got) == want
-        yield Case(what, right, error or f"got {_named(got)}")
+        yield _judge_audit(lost_requests, what, run, [run.transfers[i] for i in _LOST[what]])
+
+
+def _judge_audit(lost_requests: Callable, what: str, run: HandoffRun, want: list[Transfer]) -> Case:
+    """One case of 08.handoff-audit: `lost_requests(run)` against the transfers `want`."""
+    got, error = attempt(lost_requests, run)
+    right = not error and isinstance(got, list | tuple) and list(got) == want
+    return Case(what, right, error or f"got {_named(got)}")

@@ -19,6 +19,13 @@ from typing import Any
 
 from agentlab import world
 from agentlab.course.checks import Case, attempt, exercise
+from agentlab.course.checks._nb09_expected import (
+    _DENIED,
+    _PLANTED,
+    _PLANTED_IN_DELETING,
+    _PLANTED_IN_REASON,
+    _PLANTED_IN_TWO,
+)
 from agentlab.course.checks._nb09_runs import (
     OBEDIENT,
     failed_planned_runs,
@@ -44,10 +51,6 @@ from agentlab.world.injection import (
 )
 
 # --- 09.denied --------------------------------------------------------------------------------------
-
-
-def _denied_answer(log: AuditLog) -> list[tuple[str, str, str]]:
-    return [(e.step, e.role, e.tool) for e in log if e.decision == "denied"]
 
 
 def _mixed_log() -> AuditLog:
@@ -81,12 +84,16 @@ def denied(query: Callable[[AuditLog], list[tuple[str, str, str]]]) -> Iterator[
         ("an empty log", AuditLog()),
     )
     for what, entries in cases:
-        log = AuditLog(replace(e, args=dict(e.args)) for e in entries)  # the learner's own copy
-        want = _denied_answer(log)
-        got, error = attempt(query, log)
-        got = list(got) if isinstance(got, list | tuple) else got
-        right = not error and got == want and all(isinstance(g, tuple) for g in got)
-        yield Case(what, right, error or f"got {got!r}")
+        yield _judge_denied(query, what, entries, _DENIED[what])
+
+
+def _judge_denied(query: Callable, what: str, entries: Any, want: list[tuple[str, str, str]]) -> Case:
+    """One case of 09.denied: `query` on a copy of the log `entries` against the calls `want`."""
+    log = AuditLog(replace(e, args=dict(e.args)) for e in entries)  # the learner's own copy
+    got, error = attempt(query, log)
+    got = list(got) if isinstance(got, list | tuple) else got
+    right = not error and got == want and all(isinstance(g, tuple) for g in got)
+    return Case(what, right, error or f"got {got!r}")
 
 
 @functools.cache  # runs on seeded models, under a fixed policy: the same logs every time, so made once
@@ -212,10 +219,11 @@ def _deleting_note() -> Scenario:
     return next(s for s in make_scenarios(50, seed=0) if s.action[0] == "delete_record")
 
 
-def _cleaned(text: str) -> str:
-    """The text the check expects: every call spelled out replaced by the marker, nothing else touched."""
-    for tool, args in find_injections(text):
-        text = text.replace(call_text(tool, args), _MARKER)
+def _cleaned(text: str, planted: tuple[str, ...]) -> str:
+    """The text the check expects: each call `planted` in it (as the case knows) replaced by the
+    marker, nothing else touched."""
+    for call in planted:
+        text = text.replace(call, _MARKER)
     return text
 
 
@@ -268,9 +276,13 @@ def _texts() -> tuple[tuple[str, str], ...]:
 )
 def sanitise(clean: Callable[[str], str]) -> Iterator[Case]:
     for what, text in _texts():
-        got, error = attempt(clean, text)
-        want = _cleaned(text)
-        yield Case(what, not error and got == want, error or _difference(got, want))
+        yield _judge_sanitise(clean, what, text, _cleaned(text, _PLANTED[what]))
+
+
+def _judge_sanitise(clean: Callable, what: str, text: str, want: str) -> Case:
+    """One case of 09.sanitise: `clean(text)` against the cleaned text `want`."""
+    got, error = attempt(clean, text)
+    return Case(what, not error and got == want, error or _difference(got, want))
 
 
 def _difference(got: Any, want: str) -> str:
@@ -335,11 +347,12 @@ def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
     yield Case("the failed runs' own records afterwards", not changed, f"outputs changed in place: {changed}")
 
     first = failed[0]
-    for what, outputs in (
-        ("outputs with no note", {"s1": "2140", "s2": "Varra"}),
+    for what, outputs, planted in (
+        ("outputs with no note", {"s1": "2140", "s2": "Varra"}, {}),
         (
             "outputs with notes of both kinds, two calls in one",
             {"s1": _deleting_note().plant("2140"), "s2": _two_calls()},
+            {"s1": _PLANTED_IN_DELETING, "s2": _PLANTED_IN_TWO},
         ),
     ):
         recorder = _Recorder()
@@ -347,13 +360,13 @@ def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
             replan, recorder, first.scenario.task.question, first.plan, dict(outputs), first.reason
         )
         shown = recorder.shown.get("outputs")
-        want = {k: _cleaned(v) for k, v in outputs.items()}
+        want = {k: _cleaned(v, planted.get(k, ())) for k, v in outputs.items()}
         yield Case(
             f"{what}: what the planner is shown", not error and shown == want, error or f"shown {shown!r}"
         )
-    told = recorder.shown.get("failure")
+    told, want = recorder.shown.get("failure"), _cleaned(first.reason, _PLANTED_IN_REASON)
     yield Case(
         "a failure message quoting a note: what the planner is told",
-        told == _cleaned(first.reason),
-        f"told {_difference(told, _cleaned(first.reason))}" if isinstance(told, str) else f"told {told!r}",
+        told == want,
+        f"told {_difference(told, want)}" if isinstance(told, str) else f"told {told!r}",
     )

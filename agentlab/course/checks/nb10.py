@@ -40,18 +40,42 @@ def _shown(got: Any) -> str:
 
 # --- 10.speedup -----------------------------------------------------------------------------------
 
-_SPEEDUP_CASES = (  # (what, tasks, workers, seconds a task, overhead a task)
-    ("a 1,000-task batch of 2 s model calls on 8 workers, 15 ms overhead each", 1000, 8, 2.0, 0.015),
-    ("40 short steps of 0.3 ms on 2 workers, 24 ms overhead each", 40, 2, 0.0003, 0.024),
-    ("9 tasks of 1 s on 4 workers (the last round is not full), 0.1 s overhead", 9, 4, 1.0, 0.1),
-    ("3 tasks of 5 s on 8 workers (more workers than tasks), 0.2 s overhead", 3, 8, 5.0, 0.2),
-    ("one worker: 12 tasks of 0.5 s, 0.05 s overhead", 12, 1, 0.5, 0.05),
-    ("no overhead: 7 tasks of 2 s on 3 workers", 7, 3, 2.0, 0.0),
+_SPEEDUP_CASES = (  # (what, tasks, workers, seconds a task, overhead a task, the speedup expected)
+    (
+        "a 1,000-task batch of 2 s model calls on 8 workers, 15 ms overhead each",
+        1000,
+        8,
+        2.0,
+        0.015,
+        7.940446650124069,
+    ),
+    (
+        "40 short steps of 0.3 ms on 2 workers, 24 ms overhead each",
+        40,
+        2,
+        0.0003,
+        0.024,
+        0.024691358024691353,
+    ),
+    (
+        "9 tasks of 1 s on 4 workers (the last round is not full), 0.1 s overhead",
+        9,
+        4,
+        1.0,
+        0.1,
+        2.727272727272727,
+    ),
+    (
+        "3 tasks of 5 s on 8 workers (more workers than tasks), 0.2 s overhead",
+        3,
+        8,
+        5.0,
+        0.2,
+        2.8846153846153846,
+    ),
+    ("one worker: 12 tasks of 0.5 s, 0.05 s overhead", 12, 1, 0.5, 0.05, 0.9090909090909091),
+    ("no overhead: 7 tasks of 2 s on 3 workers", 7, 3, 2.0, 0.0, 2.3333333333333335),
 )
-
-
-def _speedup(tasks: int, workers: int, seconds: float, overhead: float) -> float:
-    return tasks * seconds / (math.ceil(tasks / workers) * (seconds + overhead))
 
 
 @exercise(
@@ -62,27 +86,28 @@ def _speedup(tasks: int, workers: int, seconds: float, overhead: float) -> float
     "every task that travels?",
 )
 def speedup(predict: Callable[[int, int, float, float], float]) -> Iterator[Case]:
-    for what, tasks, workers, seconds, overhead in _SPEEDUP_CASES:
-        want = _speedup(tasks, workers, seconds, overhead)
-        got, error = attempt(predict, tasks, workers, seconds, overhead, limit=_TIME_LIMIT)
-        yield Case(what, not error and _close(got, want), error or _shown(got))
+    for what, *case in _SPEEDUP_CASES:
+        yield _judge_speedup(predict, what, *case)
+
+
+def _judge_speedup(
+    predict: Callable, what: str, tasks: int, workers: int, seconds: float, overhead: float, want: float
+) -> Case:
+    """One case of 10.speedup: `predict` on these figures against the speedup `want`."""
+    got, error = attempt(predict, tasks, workers, seconds, overhead, limit=_TIME_LIMIT)
+    return Case(what, not error and _close(got, want), error or _shown(got))
 
 
 # --- 10.break-even --------------------------------------------------------------------------------
 
-_BREAK_EVEN_CASES = (  # (what, tasks, workers, overhead a task)
-    ("a large batch: 1,000 tasks on 2 workers, 15 ms overhead", 1000, 2, 0.015),
-    ("1,000 tasks on 8 workers, 15 ms overhead", 1000, 8, 0.015),
-    ("5 tasks on 2 workers (a last round of one), 0.1 s overhead", 5, 2, 0.1),
-    ("3 tasks on 8 workers, 0.2 s overhead", 3, 8, 0.2),
-    ("one worker: 50 tasks, 15 ms overhead", 50, 1, 0.015),
-    ("one task on 4 workers, 15 ms overhead", 1, 4, 0.015),
+_BREAK_EVEN_CASES = (  # (what, tasks, workers, overhead a task, the step length expected or None)
+    ("a large batch: 1,000 tasks on 2 workers, 15 ms overhead", 1000, 2, 0.015, 0.015),
+    ("1,000 tasks on 8 workers, 15 ms overhead", 1000, 8, 0.015, 0.002142857142857143),
+    ("5 tasks on 2 workers (a last round of one), 0.1 s overhead", 5, 2, 0.1, 0.15000000000000002),
+    ("3 tasks on 8 workers, 0.2 s overhead", 3, 8, 0.2, 0.1),
+    ("one worker: 50 tasks, 15 ms overhead", 50, 1, 0.015, None),
+    ("one task on 4 workers, 15 ms overhead", 1, 4, 0.015, None),
 )
-
-
-def _break_even(tasks: int, workers: int, overhead: float) -> float | None:
-    rounds = math.ceil(tasks / workers)
-    return None if tasks <= rounds else rounds * overhead / (tasks - rounds)
 
 
 @exercise(
@@ -93,10 +118,16 @@ def _break_even(tasks: int, workers: int, overhead: float) -> float | None:
     "large one), and ask for which batches the two never meet",
 )
 def break_even(find: Callable[[int, int, float], float | None]) -> Iterator[Case]:
-    for what, tasks, workers, overhead in _BREAK_EVEN_CASES:
-        want = _break_even(tasks, workers, overhead)
-        got, error = attempt(find, tasks, workers, overhead, limit=_TIME_LIMIT)
-        yield Case(what, not error and _close(got, want), error or _shown(got))
+    for what, *case in _BREAK_EVEN_CASES:
+        yield _judge_break_even(find, what, *case)
+
+
+def _judge_break_even(
+    find: Callable, what: str, tasks: int, workers: int, overhead: float, want: float | None
+) -> Case:
+    """One case of 10.break-even: `find` on these figures against the step length `want` (or None)."""
+    got, error = attempt(find, tasks, workers, overhead, limit=_TIME_LIMIT)
+    return Case(what, not error and _close(got, want), error or _shown(got))
 
 
 # --- 10.travel ------------------------------------------------------------------------------------
@@ -142,7 +173,7 @@ def _database(census: dict[str, str]) -> bytes:
     "An agent that can travel to a worker",
     hint="connect to the census inside the agent's function, each time a step runs (and close it): a "
     "connection (or a lock) held by the agent cannot be pickled, and a census read once when the agent is "
-    "built goes stale; read the database at `path`, and answer \"unknown\" for an island it lacks",
+    'built goes stale; read the database at `path`, and answer "unknown" for an island it lacks',
 )
 def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
     import cloudpickle
@@ -157,8 +188,9 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
         _write(where, _CENSUS)
         agent, error = attempt(census_clerk, str(path), limit=_TIME_LIMIT)
         if error or not isinstance(agent, Agent) or agent.role != "clerk":
-            yield Case("census_clerk(path) builds an Agent for the role \"clerk\"", False,
-                       error or f"got {agent!r}")
+            yield Case(
+                'census_clerk(path) builds an Agent for the role "clerk"', False, error or f"got {agent!r}"
+            )
             return
         islands = [*_CENSUS, "Nowhere Rock"]
         plan = Plan([Step(f"s{i}", "clerk", island) for i, island in enumerate(islands, 1)])
@@ -166,16 +198,26 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
         run, error = attempt(run_plan, plan, {"clerk": agent}, workers=2, limit=_TIME_LIMIT)
         ok = not error and run.status == "done" and run.outputs == want
         detail = error or (run.reason if run.status != "done" else f"got {run.outputs}")
-        yield Case("four lookups on threads, two at a time, in a census you have not seen (one island "
-                   "missing from it)", ok, detail)
+        yield Case(
+            "four lookups on threads, two at a time, in a census you have not seen (one island "
+            "missing from it)",
+            ok,
+            detail,
+        )
         sent, error = attempt(cloudpickle.dumps, agent, limit=_TIME_LIMIT)
-        yield Case("the agent pickles with cloudpickle, as a step sent to a worker must", not error,
-                   error.replace("raised ", "cloudpickle.dumps(agent) raised ", 1))
+        yield Case(
+            "the agent pickles with cloudpickle, as a step sent to a worker must",
+            not error,
+            error.replace("raised ", "cloudpickle.dumps(agent) raised ", 1),
+        )
         if error:
             return
         copy = cloudpickle.loads(sent)
         _write(where, {**_CENSUS, "Quillmoor": "4420"})  # the census is corrected after the agent was built
         got, error = attempt(copy, Step("s1", "clerk", "Quillmoor"), {}, limit=_TIME_LIMIT)
         fresh = not error and got.output == "4420"
-        yield Case("its copy reads the census when a step runs, after a figure in it was corrected", fresh,
-                   error or f"got {got.output!r}")
+        yield Case(
+            "its copy reads the census when a step runs, after a figure in it was corrected",
+            fresh,
+            error or f"got {got.output!r}",
+        )
