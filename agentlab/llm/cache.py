@@ -170,18 +170,3 @@ def _ttl_at(pieces: Sequence[Piece], marks: Sequence[int], index: int) -> str:
     """The lifetime an entry ending at `index` was written with: its breakpoint's, assumed the
     same as this request's last (the earlier call marked its last message as this one does)."""
     return pieces[index].ttl or pieces[marks[-1]].ttl or "5m"
-
-
-def api_counts(usage: Any) -> list[Any]:
-    """A Messages API usage object as `base.Usage`'s fields: input, output, cache read, 5-minute
-    and 1-hour cache writes (every write a 5-minute one when the server does not split them);
-    [None] when it is not an object. Checking the counts is the caller's."""
-    if not isinstance(usage, dict):
-        return [None]
-    names = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    counts = [usage.get(name) or 0 for name in names] + [0]
-    split = usage.get("cache_creation")
-    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
-    if isinstance(hour, int) and hour > 0:
-        counts[3:] = [split.get("ephemeral_5m_input_tokens") or 0, hour]
-    return counts
