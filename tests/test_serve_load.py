@@ -9,6 +9,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from agentlab.llm.serve import start_server
 from agentlab.llm.serve_http import MAX_BODY
 
@@ -151,11 +153,49 @@ def test_a_body_over_the_limit_sent_whole_gets_the_413_not_a_broken_pipe():
     assert status == 413 and reply["error"]["type"] == "request_too_large"
 
 
-def test_the_serve_command_takes_its_key_from_the_environment(monkeypatch):
-    """--api-key shows in the process list; AGENTLAB_SERVE_API_KEY does not."""
-    from agentlab.course import cli
+def serving_with(monkeypatch, argv, capsys):
+    """`agentlab serve ARGV`, stopped as soon as it would serve: (exit code, its key, stderr)."""
+    from agentlab.course.cli import main
+    from agentlab.llm.serve import SimServer
 
+    keys = []
+
+    def stop_at_once(server, poll_interval=0.5):
+        keys.append(server.api_key)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SimServer, "serve_forever", stop_at_once)
+    code = main(["serve", "--port", "0", *argv])
+    return code, keys[0] if keys else None, capsys.readouterr().err
+
+
+def test_the_serve_command_takes_its_key_from_the_environment_or_a_file(monkeypatch, capsys, tmp_path):
+    """A key on the command line shows to anyone on the machine (ps); the environment and a file do not."""
     monkeypatch.setenv("AGENTLAB_SERVE_API_KEY", "class-key-from-env")
-    args = cli.parser().parse_args(["serve", "--port", "0"])
-    assert args.api_key == "class-key-from-env"
-    assert cli.parser().parse_args(["serve", "--api-key", "given"]).api_key == "given"
+    assert serving_with(monkeypatch, [], capsys)[:2] == (0, "class-key-from-env")
+    monkeypatch.delenv("AGENTLAB_SERVE_API_KEY")
+    assert serving_with(monkeypatch, [], capsys)[:2] == (0, None)  # no key: any key will do
+    (tmp_path / "key").write_text("class-key-from-a-file\n")
+    assert serving_with(monkeypatch, ["--api-key-file", str(tmp_path / "key")], capsys)[:2] == (
+        0,
+        "class-key-from-a-file",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--api-key", "given"], "--api-key would show the key to anyone on this machine"),
+        (["--api-key-file", "no-such-file"], "cannot read the key from no-such-file"),
+        (["--api-key-file", "EMPTY"], "holds no key"),
+    ],
+    ids=["a key on the command line", "no such file", "an empty file"],
+)
+def test_the_serve_command_refuses_a_key_in_plain_sight_or_a_file_it_cannot_read(
+    monkeypatch, capsys, tmp_path, argv, said
+):
+    (tmp_path / "EMPTY").write_text("\n")
+    monkeypatch.chdir(tmp_path)
+    code, key, err = serving_with(monkeypatch, argv, capsys)
+    assert code == 2 and key is None and said in err and err.count("\n") == 1
+    assert "given" not in err
