@@ -121,6 +121,45 @@ def test_400_fuzzed_bodies_each_get_a_reply_and_a_4xx_names_the_field():
     assert statuses.count(200) < 400 and statuses.count(400) > 200  # most mutations are caught
 
 
+def schema_mutated(rng: random.Random, schema: dict) -> tuple[dict, tuple]:
+    """A body asking for a plan, its schema with one value replaced by a wrong one (or removed)."""
+    body = {**HELLO, "max_tokens": 400, "output_config": {"format": {"type": "json_schema"}}}
+    body["output_config"]["format"]["schema"] = changed = copy.deepcopy(schema)
+    where = rng.choice([p for p in paths(schema) if p])
+    parent = changed
+    for step in where[:-1]:
+        parent = parent[step]
+    if isinstance(parent, dict) and rng.random() < 0.15:
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = copy.deepcopy(rng.choice(WRONG))
+    return body, where
+
+
+def test_400_fuzzed_plan_schemas_each_get_an_answer_or_a_4xx_naming_the_field():
+    """A schema whose `properties` (or `items`, or a role's `enum`) is not what JSON Schema says got
+    a 500 "the simulator failed: AttributeError" (10 of 400 bodies)."""
+    from agentlab.agents import world_team
+    from agentlab.llm import SimulatedLLM
+    from agentlab.planners import plan_schema
+
+    schema = plan_schema(world_team(SimulatedLLM()))
+    rng, statuses, wrong = random.Random(37), [], []
+    cases = [schema_mutated(rng, schema) for _ in range(400)]
+    flat = {"properties": {"steps": {"items": {"properties": []}}}}  # as the issue found it
+    cases.append(({**HELLO, "output_config": {"format": {"type": "json_schema", "schema": flat}}}, ()))
+    with start_server() as server:
+        for body, where in cases:
+            status, reply = send(server.server_port, json.dumps(body).encode())
+            statuses.append(status)
+            if status >= 500:
+                wrong.append((where, status, reply))
+            elif status >= 400 and not reply["error"]["message"].startswith("output_config.format.schema"):
+                wrong.append((where, status, reply["error"]["message"]))
+    assert not wrong, wrong[:5]
+    assert statuses.count(400) > 100  # most mutations are caught
+
+
 # --- slow, big, and a key -----------------------------------------------------------------------
 
 
