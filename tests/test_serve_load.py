@@ -186,6 +186,29 @@ def test_a_client_trickling_its_body_is_cut_off_when_its_time_is_up():
         assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer
 
 
+@pytest.mark.parametrize("at_once", [b"POST /v1/messages HTTP/1.1\r\n", b""], ids=["its headers", "its first line"])
+def test_a_client_trickling_its_headers_is_told_408_not_411(at_once):
+    """Cut off before its Content-Length arrived, it was told 411 (the header is required); cut off
+    in its first line, 400 in HTML."""
+    with start_server() as server:
+        server.request_seconds = 1.0
+        head = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"y" * 40
+        with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as sock:
+            started = time.monotonic()
+            sock.sendall(at_once)
+            for byte in head[len(at_once) :]:  # 0.05 s a byte: the headers would take several seconds
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    break
+                time.sleep(0.05)
+                if time.monotonic() - started > 1.5:
+                    break
+            sock.settimeout(5)
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer, answer[:80]
+
+
 def test_a_body_over_the_limit_sent_whole_gets_the_413_not_a_broken_pipe():
     with start_server() as server:
         status, reply = send(server.server_port, b"x" * (MAX_BODY + 1024 * 1024), timeout=60)
