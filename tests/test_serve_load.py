@@ -186,7 +186,7 @@ def test_a_client_trickling_its_body_is_cut_off_when_its_time_is_up():
         assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer
 
 
-@pytest.mark.parametrize("at_once", [b"POST /v1/messages HTTP/1.1\r\n", b""], ids=["its headers", "its first line"])
+@pytest.mark.parametrize("at_once", [b"POST /v1/messages HTTP/1.1\r\n", b""], ids=["headers", "first line"])
 def test_a_client_trickling_its_headers_is_told_408_not_411(at_once):
     """Cut off before its Content-Length arrived, it was told 411 (the header is required); cut off
     in its first line, 400 in HTML."""
