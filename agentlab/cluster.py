@@ -40,14 +40,16 @@ from agentlab.valid import number
 
 
 @contextlib.contextmanager
-def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
+def local_cluster(workers: int = 2, threads: int = 1, host: str = "127.0.0.1") -> Iterator[Any]:
     """A `distributed.Client` on a `LocalCluster` of `workers` worker processes with `threads`
-    threads each, closed (cluster and client) when the `with` block ends.
+    threads each, closed (cluster and client) when the `with` block ends. Everything it opens
+    (scheduler, workers, dashboard) listens on `host`: this machine only, unless you ask for
+    another interface (on a classroom network, anyone could otherwise watch your tasks).
 
     A worker that dies fails the task it was running at once: Dask's own silent resubmission
     (`distributed.scheduler.allowed-failures`) is switched off for this cluster, so the trace
-    shows the failure and the run's recovery policies decide what happens next. The HTTP port
-    is any free one (`:0`), so two clusters on one machine never collide.
+    shows the failure and the run's recovery policies decide what happens next. The dashboard's
+    port is any free one (`:0`), so two clusters on one machine never collide.
 
     Dask's own log lines are held back while the cluster runs (only CRITICAL ones are written):
     its scheduler runs on a thread of the notebook's kernel, which prints into the cell that
@@ -77,7 +79,8 @@ def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
                 n_workers=workers,
                 threads_per_worker=threads,
                 processes=True,
-                dashboard_address=":0",
+                host=host,
+                dashboard_address=f"{host}:0",
                 silence_logs=logging.CRITICAL,  # the worker processes' own
                 env=dict(os.environ),  # a forked worker's would be the fork server's, from its own start
             )
