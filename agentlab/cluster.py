@@ -28,6 +28,7 @@ Dask is imported here only, and only when a cluster is used: `import agentlab` s
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import logging
 import os
@@ -146,14 +147,14 @@ def run_tasks(
         if progress and (link := dashboard(client)):
             print(f"Dask dashboard: {link}", file=out)
         try:
-            submitted = client.map(run_one, tasks, pure=False)
+            submitted = client.map(functools.partial(_pickled, run_one), tasks, pure=False)
         except Exception as error:  # noqa: BLE001 - replaced by a reason that says what to do
             raise TypeError(_cannot_send(run_one, tasks, error)) from None
         index = {future.key: i for i, future in enumerate(submitted)}
         for future in as_completed(submitted):
             i = index[future.key]
             try:
-                results[i] = future.result()
+                results[i] = _rebuilt(future.result())
             except Exception as error:  # noqa: BLE001 - a worker that died, run_one that raised
                 failures[i] = _failure(error)
             if bar:
@@ -163,6 +164,24 @@ def run_tasks(
     if failures:
         raise TasksFailed(results, failures)
     return results
+
+
+def _pickled(run_one: Callable[[Any], Any], task: Any) -> bytes:
+    """`run_one(task)` on a worker, sent back pickled: Dask rebuilding a result whose class only
+    the worker can import prints a traceback here and fails it with no word of which task."""
+    import cloudpickle
+
+    return cloudpickle.dumps(run_one(task))
+
+
+def _rebuilt(pickled: bytes) -> Any:
+    """A task's result, rebuilt here; a RuntimeError in one line if it cannot be."""
+    try:
+        return pickle.loads(pickled)
+    except Exception as error:  # noqa: BLE001 - whatever stops it is the reason
+        said = f"{type(error).__name__}: {error}"
+        raise RuntimeError(f"the task's result came back but cannot be rebuilt here ({said}); return "
+                           "values of classes this process can import too") from None
 
 
 class TasksFailed(RuntimeError):

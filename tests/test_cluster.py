@@ -310,6 +310,25 @@ def test_a_result_the_driver_cannot_rebuild_fails_the_step_in_time_and_keeps_its
     assert [c.usage for _, _, c in run.calls] == [Usage(3, 4, 0, 0, 7)]  # the paid call, counted in full
 
 
+def only_on_the_worker(task):
+    """A task's result whose class only a worker can import, for task 1."""
+    import sys
+    import types
+
+    module = sys.modules.setdefault("only_on_the_worker", types.ModuleType("only_on_the_worker"))
+    Local = module.__dict__.setdefault("Local", type("Local", (), {"__module__": module.__name__}))
+    return Local() if task == 1 else task
+
+
+def test_a_batch_whose_result_cannot_be_rebuilt_here_says_so_in_a_line_and_keeps_the_others(client, capfd):
+    """Dask printed a CRITICAL "Failed to deserialize" traceback into the notebook first."""
+    with pytest.raises(TasksFailed) as failed:
+        run_tasks([0, 1, 2], only_on_the_worker, client, progress=False)
+    assert failed.value.results == [0, None, 2]
+    assert "cannot be rebuilt here" in str(failed.value) and "only_on_the_worker" in str(failed.value)
+    assert "Failed to deserialize" not in capfd.readouterr().err
+
+
 def test_a_local_cluster_listens_on_this_machine_only(client):
     """Its dashboard listened on every interface (":0"): on a classroom network anyone could watch."""
     import psutil
