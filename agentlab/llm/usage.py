@@ -109,6 +109,14 @@ def api_usage(usage: Any) -> Usage:
     return Usage(fresh, output, read, minutes, hour)
 
 
+def recorded_usage(counts: Any) -> Usage:
+    """A `Usage` as the kit records one (`llm.replay`: its own field names), each count checked as
+    `api_usage` checks a reply's: a ValueError names the field."""
+    if not isinstance(counts, dict) or set(counts) - set(Usage.__dataclass_fields__):
+        raise ValueError(f"usage is not an object of {', '.join(Usage.__dataclass_fields__)}")
+    return Usage(**{name: _count(counts, name, "usage") for name in Usage.__dataclass_fields__})
+
+
 def _count(counts: dict, name: str, where: str, required: bool = False) -> int:
     """One token count of a reply: a whole number from 0 to MAX_TOKENS (None: 0, unless required)."""
     n = counts.get(name)
