@@ -26,8 +26,9 @@ documentation's automatic caching for the conversation so far (a top-level `cach
 the API marks the last block, which the next turn of a tool loop starts with). Two of the
 four allowed.
 
-**The model of the cache** (`cache_usage`), used by the simulator and `agentlab serve`, is
-deterministic and reads only the request, so threads cannot change it:
+**The model of the cache** (`cache_usage`), used by the in-process simulator, is deterministic
+and reads only the request, so threads cannot change it (`agentlab serve` instead remembers what
+it cached, as Claude does: `PromptCache`, at the end):
 
 - *the conversation so far*: the request that produced each assistant turn ended with the
   message before it and wrote the prefix up to there; a later request reads the longest such
