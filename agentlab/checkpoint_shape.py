@@ -142,13 +142,18 @@ _FITS = _fitting(STATE_SCHEMA)
 def consistency_problem(run: Run, first: Plan) -> str | None:
     """What in a run restored from a state of the schema's shape contradicts the plan it started
     from (`first`) or the rest of itself, or None. A file edited and sealed again has a fresh
-    checksum, so this is what refuses it: another first plan, more plans than replans, an output,
+    checksum, so this is what refuses it: another first plan, more plans than replans, a later
+    plan that changes a step of an earlier one, an output,
     attempt or failure for a step no plan has, a step done that was never tried, or whose trace
     never says it finished (or says it finished with another output), or done before its inputs."""
     if scrubbed(run.plans[0].to_dict()) != scrubbed(first.to_dict()):
         return "its first plan is not the plan the run started from"
     if len(run.plans) != run.replans + 1:
         return f"it holds {len(run.plans)} plans, but the run replanned {run.replans} times"
+    for n, plan in enumerate(run.plans[1:], 2):  # a replan keeps finished steps as they were
+        earlier = {step.id: step for before in run.plans[: n - 1] for step in before}
+        if changed := [step.id for step in plan if earlier.get(step.id, step) != step]:
+            return f"its plan {n} changes step {changed[0]!r} of an earlier plan"
     steps = {step.id: step for plan in run.plans for step in plan}
     for what, ids in (("an output", run.outputs), ("attempts", run.attempts),
                       ("a failure", [i for i, _, _ in run.failures])):

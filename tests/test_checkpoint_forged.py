@@ -95,3 +95,18 @@ def test_a_call_no_checkpoint_can_hold_ends_the_run_clearly_and_keeps_it(tmp_pat
     assert run.status == "stopped" and run.outputs == {"s1": "s1 done"}  # what was done is kept
     assert "the checkpoint could not be saved" in run.reason and "step 's1'" + "'s call " + said in run.reason
     assert len(run.calls) == 1  # the call paid is counted
+
+
+def test_a_replanned_run_whose_later_plan_was_edited_is_refused(tmp_path):
+    from agentlab.effects import NoticePlanner, Outbox, notice_plan, notice_team
+    from agentlab.recovery import Replan
+
+    path, task = tmp_path / "run.json", "Tell the governor the population of Varra."
+    team, replan = notice_team(Outbox(), task), [Replan(NoticePlanner(), 1)]
+    run = run_plan(notice_plan(), team, task, recovery=replan, checkpoint=path)
+    assert run.status == "done" and run.replans == 1
+    head, state = whole(path)
+    state["plans"][1]["steps"][0]["instruction"] = "Look up something else."  # s1, kept by the replan
+    written(path, head, [state])
+    with pytest.raises(CheckpointError, match="is damaged: its plan 2 changes step 's1' of an earlier plan"):
+        run_plan(notice_plan(), team, task, recovery=replan, checkpoint=path, resume=True)
