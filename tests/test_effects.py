@@ -67,3 +67,13 @@ def test_a_replan_renames_the_step_so_a_key_on_its_id_sends_again_and_one_on_the
         run = run_plan(notice_plan(), notice_team(outbox, TASK, key), TASK, recovery=replan)
         assert run.status == "done" and "r1_s2" in run.outputs and "s2" not in run.outputs
         assert len(outbox.sent) == want, key.__name__
+
+
+def test_a_run_resumed_from_its_checkpoint_sends_nothing_new_with_the_message_key(tmp_path):
+    outbox, path = Outbox(), tmp_path / "run.json"
+    team = notice_team(outbox, TASK, keyed)
+    first = run_plan(notice_plan(), team, TASK, checkpoint=path)  # no recovery: the lost reply fails it
+    assert first.status == "failed" and len(outbox.sent) == 1
+    again = run_plan(notice_plan(), team, TASK, checkpoint=path, resume=True)
+    assert again.status == "done" and again.attempts["s2"] == 2 and again.attempts["s1"] == 1
+    assert len(outbox.sent) == 1 and again.outputs["s2"] == "sent #1: message sent to Ines Marrow"
