@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import json
 import logging
 import math
 import os
@@ -98,19 +99,44 @@ def _own(step: Step) -> Step:
     return dataclasses.replace(step, args=copy.deepcopy(dict(step.args))) if step.args else step
 
 
-def travelling(agent: Agent, *args: Any) -> Attempt:
+def travelling(agent: Agent, *args: Any) -> Attempt | tuple[bytes, Attempt]:
     """`attempt`, on a worker in another process: what goes back must be pickled too, and a
     Dask future whose result cannot be never completes (the run would wait for ever). So the
     worker checks first, and a result that cannot travel is a failed attempt naming what
-    holds what; the calls it paid go back as plain `Completion`s where they can."""
+    holds what; the calls it paid go back as plain `Completion`s where they can. A result that
+    can goes back pickled, beside its plain stand-in: a class only the worker can import would
+    stop Dask rebuilding it here, and its future would never complete either (`arrived`)."""
     result = attempt(agent, *args)
-    if (said := _unpicklable(result)) is None:
-        return result
-    calls = [plain for plain in map(_plain_call, result.calls) if _problem(plain) is None]
+    try:
+        return _dumps(result), _stand_in(result, "")
+    except Exception as error:  # noqa: BLE001 - what holds what is the reason
+        said = _unpicklable(result) or f"{type(error).__name__}: {error}"
+    said = f"the step's result cannot be sent back from the worker: {said}"
+    return _stand_in(result, f"{said}; return plain text and llm.Completion calls")
+
+
+def _stand_in(result: Attempt, reason: str) -> Attempt:
+    """`result` failed for `reason`, with only what any process can rebuild: its paid calls as
+    plain Completions (others dropped, and counted in the reason), its seconds, where it ran."""
+    calls = [plain for plain in map(_plain_call, result.calls) if plain is not None]
     lost = len(result.calls) - len(calls)
-    reason = (f"the step's result cannot be sent back from the worker: {said}; return plain text "
-              f"and llm.Completion calls" + (f" ({lost} call(s) could not be counted)" if lost else ""))
+    reason += f" ({lost} call(s) could not be counted)" if lost else ""
     return Attempt(None, tuple(calls), result.seconds, Failure("error", reason), where=result.where)
+
+
+def arrived(result: Attempt | tuple[bytes, Attempt]) -> Attempt:
+    """The attempt a worker sent back (`travelling`), rebuilt here; if it cannot be (a class this
+    process cannot import), its plain stand-in, failed with the reason."""
+    if not isinstance(result, tuple):
+        return result
+    pickled, plain = result
+    try:
+        return pickle.loads(pickled)
+    except Exception as error:  # noqa: BLE001 - whatever stops it is the reason
+        said = f"{type(error).__name__}: {error}"
+        reason = (f"the step's result came back from the worker but cannot be rebuilt here ({said}); return "
+                  "plain text and llm.Completion calls, of classes this process can import too")
+        return dataclasses.replace(plain, failure=Failure("error", reason))
 
 
 def _unpicklable(result: Attempt) -> str | None:
@@ -123,12 +149,14 @@ def _unpicklable(result: Attempt) -> str | None:
 
 
 def _plain_call(call: Any) -> Any:
-    """A Completion rebuilt from plain values (text, model, counts): what a paid call must keep."""
+    """A call rebuilt from plain values, or None if it cannot be: a Completion from its text, model
+    and counts (every one: the 1-hour cache writes are billed too), anything else as JSON."""
     if not isinstance(call, Completion):
-        return call
-    u = call.usage
-    counts = (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens)
-    usage = Usage(*(int(n) for n in counts))
+        try:
+            return json.loads(json.dumps(call, allow_nan=False))
+        except (TypeError, ValueError, RecursionError):
+            return None
+    usage = Usage(*(int(n) for n in dataclasses.astuple(call.usage)))
     return Completion(str.__str__(call.text), str(call.model), str(call.backend), usage, float(call.latency),
                       stop_reason=str(call.stop_reason))
 
@@ -156,7 +184,7 @@ def outcome(future: futures.Future, timeout: float | None = None) -> Attempt:
     try:
         while timeout is None and not future.done():  # in short waits, so that an interrupt
             futures.wait([future], timeout=0.2)  # (Ctrl-C) is seen at once, not when it ends
-        return future.result(timeout)
+        return arrived(future.result(timeout))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - all but the wait running out
         if isinstance(error, futures.TimeoutError) and not future.done():
             raise
@@ -196,16 +224,20 @@ def cannot_travel(agent: Agent, *args: Any) -> str | None:
     return None
 
 
+def _dumps(value: Any) -> bytes:
+    """`value` pickled as Dask pickles it (by cloudpickle, which comes with dask)."""
+    try:
+        import cloudpickle  # only a pool of other processes gets here
+
+        return cloudpickle.dumps(value)
+    except ImportError:  # pragma: no cover - without dask, plain pickle
+        return pickle.dumps(value)
+
+
 def _problem(value: Any) -> str | None:
     """Why `value` cannot be pickled (by cloudpickle, as Dask does), or None if it can."""
     try:
-        import cloudpickle  # comes with dask; only a pool of other processes gets here
-
-        dumps = cloudpickle.dumps
-    except ImportError:  # pragma: no cover - without dask, plain pickle
-        dumps = pickle.dumps
-    try:
-        dumps(value)
+        _dumps(value)
     except Exception as error:  # noqa: BLE001 - whatever the pickler says is the reason
         return f"{type(error).__name__}: {error}"
     return None

@@ -51,7 +51,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlab.checkpoint_shape import canonical, canonical_utf8, consistency_problem, shape_problem
+from agentlab.checkpoint_shape import canonical, canonical_utf8, consistency_problem, scrubbed, shape_problem
 from agentlab.llm.base import Completion, redact
 from agentlab.llm.replay import completion_from_dict, completion_to_dict
 from agentlab.monitor import Failure
@@ -70,6 +70,10 @@ class CheckpointError(ValueError):
     """A checkpoint that cannot be resumed: unreadable, damaged, or from another task or plan."""
 
 
+class UnsavedCall(CheckpointError):
+    """A run's call that no checkpoint can hold (a set in a Completion's data): the run stops."""
+
+
 def _digest(value: Any) -> str:
     return hashlib.sha256(hash_text(canonical(value))).hexdigest()
 
@@ -80,13 +84,7 @@ def _short(value: Any) -> str:
 
 def fingerprint(task: str, plan: Plan) -> dict[str, str]:
     """Short hashes of the task and of the plan a run started from (as saved: redacted)."""
-    return {"task": _short(task), "plan": _short(_scrubbed(plan.to_dict()))}
-
-
-def _scrubbed(value: Any) -> Any:
-    """`value` (JSON: dicts, lists, text, numbers) with every credential in it redacted. (`redact`
-    keeps JSON text valid, and one pass over the whole text is quicker than one per string.)"""
-    return json.loads(redact(json.dumps(value, ensure_ascii=False)))
+    return {"task": _short(task), "plan": _short(scrubbed(plan.to_dict()))}
 
 
 # --- saving and resuming a run ----------------------------------------------------------------
@@ -201,8 +199,8 @@ def _memo(run: Run) -> dict:
 def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float:
     """Carry `run` on from the checkpoint at `path`: finished steps keep their outputs and are
     not run again. The file must be for the run's task and first plan. Returns the clock time."""
-    name = Path(path).name
-    state = load(path, run.task, run.plans[0])
+    name, first = Path(path).name, run.plans[0]
+    state = load(path, run.task, first)
     try:  # the state has the schema's shape: what can still fail here is the plans meeting the team
         run.plans = [Plan.from_dict(p, team) for p in state["plans"]]
         run.plan = run.plans[-1]
@@ -217,7 +215,7 @@ def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float
         run.failures = [(i, role, Failure(kind, message)) for i, role, kind, message in state["failures"]]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {name} cannot be resumed: {type(e).__name__}: {e}") from None
-    if problem := consistency_problem(run):  # a file edited and sealed again with a fresh checksum
+    if problem := consistency_problem(run, first):  # a file edited and sealed again with a fresh checksum
         raise CheckpointError(f"checkpoint {name} is damaged: {problem}; {_AFRESH}")
     left = [s.id for s in run.plan if s.id not in run.outputs]
     detail = f"resumed from a checkpoint: {len(run.outputs)} step(s) done, to do: {', '.join(left) or 'none'}"
@@ -231,17 +229,19 @@ def first_plan(path: str | os.PathLike, task: str) -> Plan:
 
 
 def _encode_call(call: tuple[str, str, Any]) -> list[Any]:
+    """A call as the checkpoint holds it; a CheckpointError naming the step if it cannot."""
     step_id, role, completion = call
-    if isinstance(completion, Completion):
-        return [step_id, role, completion_to_dict(completion)]
+    plain = completion_to_dict(completion) if isinstance(completion, Completion) else {"value": completion}
     try:
-        json.dumps(completion)
-    except TypeError:
-        raise CheckpointError(
-            f"cannot checkpoint a call of type {type(completion).__name__} (step {step_id!r}): "
-            "calls must be llm.Completion objects or plain JSON values"
-        ) from None
-    return [step_id, role, {"value": completion}]
+        json.dumps(plain, allow_nan=False)  # what no JSON holds: a set, an object, NaN, a cycle
+    except (TypeError, ValueError, RecursionError) as e:
+        said = str(e).replace("Object of type ", "a value of type ").replace(" is not JSON serializable", "")
+        if not isinstance(e, TypeError):
+            said = "NaN or infinity" if "float" in str(e) else "a value nested too deep or in itself"
+        must = "calls must be llm.Completion objects with JSON data, or JSON values"
+        said = f"step {step_id!r}'s call holds {said}, which a checkpoint cannot hold ({must})"
+        raise UnsavedCall(said) from None
+    return [step_id, role, plain]
 
 
 def _decode_call(raw: list[Any]) -> tuple[str, str, Any]:

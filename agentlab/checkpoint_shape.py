@@ -10,7 +10,9 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from agentlab.llm.base import redact
 from agentlab.monitor import FAILURE_KINDS
+from agentlab.plan import Plan
 from agentlab.trace import KINDS, Run
 
 _TEXT, _COUNT = {"type": "string"}, {"type": "integer", "minimum": 0}
@@ -137,21 +139,46 @@ def _fitting(schema: Any) -> Callable[[Any], bool]:
 _FITS = _fitting(STATE_SCHEMA)
 
 
-def consistency_problem(run: Run) -> str | None:
-    """What in a run restored from a state of the schema's shape contradicts the rest of it (a
-    run saves none of these), or None: an output, attempt or failure for a step no plan has, a
-    step done that was never tried, a "finished" event whose output (saved once, in `outputs`)
-    is not there."""
-    steps = {step.id for plan in run.plans for step in plan}
+def consistency_problem(run: Run, first: Plan) -> str | None:
+    """What in a run restored from a state of the schema's shape contradicts the plan it started
+    from (`first`) or the rest of itself, or None. A file edited and sealed again has a fresh
+    checksum, so this is what refuses it: another first plan, more plans than replans, a later
+    plan that changes a step of an earlier one, an output,
+    attempt or failure for a step no plan has, a step done that was never tried, or whose trace
+    never says it finished (or says it finished with another output), or done before its inputs."""
+    if scrubbed(run.plans[0].to_dict()) != scrubbed(first.to_dict()):
+        return "its first plan is not the plan the run started from"
+    if len(run.plans) != run.replans + 1:
+        return f"it holds {len(run.plans)} plans, but the run replanned {run.replans} times"
+    for n, plan in enumerate(run.plans[1:], 2):  # a replan keeps finished steps as they were
+        earlier = {step.id: step for before in run.plans[: n - 1] for step in before}
+        if changed := [step.id for step in plan if earlier.get(step.id, step) != step]:
+            return f"its plan {n} changes step {changed[0]!r} of an earlier plan"
+    steps = {step.id: step for plan in run.plans for step in plan}
     for what, ids in (("an output", run.outputs), ("attempts", run.attempts),
                       ("a failure", [i for i, _, _ in run.failures])):
-        if stray := sorted(set(ids) - steps):
+        if stray := sorted(set(ids) - set(steps)):
             return f"it holds {what} for step {stray[0]!r}, which no plan of the run has"
     if untried := sorted(i for i in run.outputs if run.attempts.get(i, 0) < 1):
         return f"step {untried[0]!r} has an output but was never tried"
-    if unsaid := [e.step_id for e in run.trace if e.detail is None]:
+    finished = [e for e in run.trace if e.kind == "finished"]
+    if unsaid := [e.step_id for e in finished if e.detail is None]:
         return f"its trace says step {unsaid[0]!r} finished with an output it does not hold"
+    if other := [e.step_id for e in finished if run.outputs.get(e.step_id) != e.detail]:
+        return f"step {other[0]!r} finished with an output other than the one it holds"
+    if silent := sorted(set(run.outputs) - {e.step_id for e in finished}):
+        return f"step {silent[0]!r} has an output, but its trace never says it finished"
+    for done in run.outputs:
+        if early := [i for i in steps[done].depends_on if i not in run.outputs]:
+            return f"step {done!r} finished before its input {early[0]!r} had an output"
     return None
+
+
+def scrubbed(value: Any) -> Any:
+    """`value` (JSON: dicts, lists, text, numbers) with every credential in it redacted, as it is
+    saved. (`redact` keeps JSON text valid, and one pass over the whole text is quicker than one
+    per string.)"""
+    return json.loads(redact(json.dumps(value, ensure_ascii=False)))
 
 
 # --- a state's text ---------------------------------------------------------------------------

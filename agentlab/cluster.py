@@ -28,6 +28,7 @@ Dask is imported here only, and only when a cluster is used: `import agentlab` s
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import logging
 import os
@@ -40,14 +41,16 @@ from agentlab.valid import number
 
 
 @contextlib.contextmanager
-def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
+def local_cluster(workers: int = 2, threads: int = 1, host: str = "127.0.0.1") -> Iterator[Any]:
     """A `distributed.Client` on a `LocalCluster` of `workers` worker processes with `threads`
-    threads each, closed (cluster and client) when the `with` block ends.
+    threads each, closed (cluster and client) when the `with` block ends. Everything it opens
+    (scheduler, workers, dashboard) listens on `host`: this machine only, unless you ask for
+    another interface (on a classroom network, anyone could otherwise watch your tasks).
 
     A worker that dies fails the task it was running at once: Dask's own silent resubmission
     (`distributed.scheduler.allowed-failures`) is switched off for this cluster, so the trace
-    shows the failure and the run's recovery policies decide what happens next. The HTTP port
-    is any free one (`:0`), so two clusters on one machine never collide.
+    shows the failure and the run's recovery policies decide what happens next. The dashboard's
+    port is any free one (`:0`), so two clusters on one machine never collide.
 
     Dask's own log lines are held back while the cluster runs (only CRITICAL ones are written):
     its scheduler runs on a thread of the notebook's kernel, which prints into the cell that
@@ -77,7 +80,8 @@ def local_cluster(workers: int = 2, threads: int = 1) -> Iterator[Any]:
                 n_workers=workers,
                 threads_per_worker=threads,
                 processes=True,
-                dashboard_address=":0",
+                host=host,
+                dashboard_address=f"{host}:0",
                 silence_logs=logging.CRITICAL,  # the worker processes' own
                 env=dict(os.environ),  # a forked worker's would be the fork server's, from its own start
             )
@@ -143,14 +147,14 @@ def run_tasks(
         if progress and (link := dashboard(client)):
             print(f"Dask dashboard: {link}", file=out)
         try:
-            submitted = client.map(run_one, tasks, pure=False)
+            submitted = client.map(functools.partial(_pickled, run_one), tasks, pure=False)
         except Exception as error:  # noqa: BLE001 - replaced by a reason that says what to do
             raise TypeError(_cannot_send(run_one, tasks, error)) from None
         index = {future.key: i for i, future in enumerate(submitted)}
         for future in as_completed(submitted):
             i = index[future.key]
             try:
-                results[i] = future.result()
+                results[i] = _rebuilt(future.result())
             except Exception as error:  # noqa: BLE001 - a worker that died, run_one that raised
                 failures[i] = _failure(error)
             if bar:
@@ -160,6 +164,24 @@ def run_tasks(
     if failures:
         raise TasksFailed(results, failures)
     return results
+
+
+def _pickled(run_one: Callable[[Any], Any], task: Any) -> bytes:
+    """`run_one(task)` on a worker, sent back pickled: Dask rebuilding a result whose class only
+    the worker can import prints a traceback here and fails it with no word of which task."""
+    import cloudpickle
+
+    return cloudpickle.dumps(run_one(task))
+
+
+def _rebuilt(pickled: bytes) -> Any:
+    """A task's result, rebuilt here; a RuntimeError in one line if it cannot be."""
+    try:
+        return pickle.loads(pickled)
+    except Exception as error:  # noqa: BLE001 - whatever stops it is the reason
+        said = f"{type(error).__name__}: {error}"
+        raise RuntimeError(f"the task's result came back but cannot be rebuilt here ({said}); return "
+                           "values of classes this process can import too") from None
 
 
 class TasksFailed(RuntimeError):

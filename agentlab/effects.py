@@ -6,18 +6,22 @@ sends a message sends it again, and the cruellest case is a lost reply: the mess
 the answer never came back, the run sees a failure and the retry sends a second copy.
 
 The fix lives on both sides of the call. The sender names each effect with an *idempotency
-key*: the same key for every attempt at the same effect (the task, the step, the recipient;
-never the attempt number, the time or the retry's note). The receiver remembers the keys it
-has done and answers a repeat with the first receipt, doing nothing new.
+key*: the same key for every attempt at the same effect, however it comes to be tried again. So
+it names the effect itself (for which task, to whom, saying what), not where in a plan it was
+asked for (a replan renames every step: `s2` becomes `r1_s2`), nor the attempt, the time or the
+retry's note; and it is the same in every process (a resumed run may be another process, where
+Python's `hash()` of the same text differs). The receiver remembers the keys it has done and
+answers a repeat with the first receipt, doing nothing new.
 
 `Outbox` is that receiver, writing what it really sends in a `Ledger` (the record of side
 effects that notebook 09's guardrails read); `notifier` is an executor whose first reply from
-the outbox is lost; `notice_plan` and `notice_team` put them in a two-step plan.
+the outbox to each message is lost; `notice_plan` and `notice_team` put them in a two-step plan,
+and `NoticePlanner` plans it again when asked to replan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agentlab.agents import Agent
@@ -25,7 +29,7 @@ from agentlab.plan import Context, Plan, Step
 from agentlab.world import lookup
 from agentlab.world.injection import Ledger
 
-Key = Callable[[str, Step, str], str]  # (task, step, recipient) -> the effect's name
+Key = Callable[[str, Step, str, str], str]  # (task, step, recipient, text) -> the effect's name
 
 
 @dataclass
@@ -57,16 +61,17 @@ class LostReply(TimeoutError):
 def notifier(
     outbox: Outbox, task: str, key: Key | None = None, to: Sequence[str] = ("Ines Marrow",)
 ) -> Agent:
-    """An executor that sends what its inputs found to each of `to`. The first reply to each of
-    its steps is lost after the message went out, so the run sees the step fail. With `key`,
-    every message carries `key(task, step, recipient)`."""
+    """An executor that sends what its inputs found to each of `to`. The first reply to each
+    message it sends is lost after the message went out, so the run sees the step fail. With
+    `key`, every message carries `key(task, step, recipient, text)`."""
     lost: set[str] = set()
 
     def send(step: Step, context: Context) -> str:
         text = f"{task} {'; '.join(context.values())}".strip()
-        receipts = [outbox.send_message(name, text, key(task, step, name) if key else None) for name in to]
-        if step.id not in lost:
-            lost.add(step.id)
+        keys = [key(task, step, name, text) if key else None for name in to]
+        receipts = [outbox.send_message(name, text, k) for name, k in zip(to, keys, strict=True)]
+        if text not in lost:
+            lost.add(text)
             raise LostReply("no reply from the message service within 5 s (the message may have gone out)")
         return "sent " + ", ".join(receipts)
 
@@ -96,3 +101,16 @@ def notice_team(outbox: Outbox, task: str, key: Key | None = None, to: Sequence[
     """A clerk that reads the records and a notifier that sends through `outbox`."""
     clerk = Agent("clerk", _clerk, seconds=1.0, description="reads the records")
     return {"clerk": clerk, "notifier": notifier(outbox, task, key, to)}
+
+
+@dataclass(frozen=True)
+class NoticePlanner:
+    """A planner for `notice_plan`'s task which, asked to replan after a failure, plans the whole
+    task again: look the figure up, send it on. The run renames the new steps (`r1_s1`,
+    `r1_s2`), as it renames every replanned step."""
+
+    entity: str = "Varra"
+    attribute: str = "population"
+
+    def replan(self, task: str, plan: Plan, outputs: Mapping[str, str], failure: str) -> Plan:
+        return notice_plan(self.entity, self.attribute)

@@ -343,7 +343,7 @@ class _Loop:
         try:
             if self.checkpoint is not None:
                 checkpoints.save(self.checkpoint, self.run, self.clock.now)
-        except OSError as error:  # a full disk, say: the run stops, and keeps what it has in memory
-            self.checkpoint, said = None, error.strerror or str(error)
+        except (OSError, checkpoints.UnsavedCall) as error:  # a full disk, a call no file holds:
+            self.checkpoint, said = None, getattr(error, "strerror", None) or str(error)  # it stops, kept
             if self.run.status == "running":
                 self.stop(f"the checkpoint could not be saved ({said}); the outputs so far are in this Run")

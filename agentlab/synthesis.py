@@ -16,7 +16,6 @@ two different values of the same date stay open. The synthesizer takes any such 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -37,13 +36,29 @@ class Finding:
         return f"{self.claim} = {self.value} (source: {self.source}, as of {self.as_of})"
 
 
-LINE = re.compile(r"^(?P<claim>.+?) = (?P<value>.+) \(source: (?P<source>.+), as of (?P<as_of>\d+)\)$")
+MAX_LINE = 2_000  # characters: a longer line is not a finding (nobody writes one; a runaway might)
 
 
 def parse(text: str) -> list[Finding]:
-    """The findings in a worker's output, one per matching line; other lines are ignored."""
-    found = [LINE.match(line.strip()) for line in text.splitlines()]
-    return [Finding(m["claim"], m["value"], m["source"], int(m["as_of"])) for m in found if m]
+    """The findings in a worker's output, one per line of the form above; other lines are ignored.
+    Each line is read by a few scans from its ends (no regular expression to backtrack), so a long
+    line that nearly matches costs no more than a short one."""
+    found = [_finding(line.strip()) for line in text.splitlines()]
+    return [f for f in found if f is not None]
+
+
+def _finding(line: str) -> Finding | None:
+    """`claim = value (source: source, as of year)`, split where the pattern
+    `(.+?) = (.+) \\(source: (.+), as of (\\d+)\\)` would: the claim ends at the first " = ", the value
+    at the last " (source: " that leaves a source, the source at the last ", as of "."""
+    if len(line) > MAX_LINE or not line.endswith(")"):
+        return None
+    head, said, year = line[:-1].rpartition(", as of ")
+    at = head.rfind(" (source: ", 0, len(head) - 1)  # the source is not empty
+    equals = head.find(" = ", 1, at)  # the claim is not empty
+    if not said or not year.isdecimal() or at < 0 or equals < 0 or equals + 3 >= at:
+        return None
+    return Finding(head[:equals], head[equals + 3 : at], head[at + 10 :], int(year))
 
 
 # Records that do not agree. The census (the world's own figures) is the newest; the harbour

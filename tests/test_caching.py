@@ -175,3 +175,35 @@ def test_cache_multipliers_come_from_the_price_table():
     assert cache_multipliers("claude-haiku-5-5")["write_1h"] == pytest.approx(2.0)  # its own 1-hour rate
     reads = [cache_multipliers(m)["read"] for m in PRICES]
     assert f"{min(reads):g}x to {max(reads):g}x" in diagrams.LEGEND["cache_read"]
+
+
+def test_agentlab_serve_remembers_what_it_cached_on_its_own_clock_write_read_expire():
+    """The server's cache model read only the request: the same request twice wrote the system
+    prompt both times and never read it. Claude writes, then reads within the lifetime, then forgets."""
+    now = [1000.0]
+    written = count_tokens(LONG_SYSTEM)
+
+    def ask(client, ttl="5m"):
+        block = {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral", "ttl": ttl}}
+        usage = client.messages.create(model="claude-opus-5-5", max_tokens=200, system=[block],
+                                       messages=[{"role": "user", "content": "Hello"}]).usage
+        return usage.cache_creation_input_tokens, usage.cache_read_input_tokens
+
+    with start_server(clock=lambda: now[0]) as server:
+        client = anthropic.Anthropic(base_url=server.url, api_key="test", max_retries=0)
+        assert ask(client) == (written, 0)  # the first: a write
+        now[0] += 299
+        assert ask(client) == (0, written)  # within 5 minutes: a read, which keeps it alive
+        now[0] += 299
+        assert ask(client) == (0, written)
+        now[0] += 301
+        assert ask(client) == (written, 0)  # 5 minutes after its last use: gone, written again
+        now[0] += 301
+        assert ask(client, "1h") == (written, 0)
+        now[0] += 3000
+        assert ask(client, "1h") == (0, written)
+        now[0] += 3601
+        assert ask(client, "1h") == (written, 0)
+    direct = SimulatedLLM(seed=0, cache="5m")  # in process: deterministic, whatever the clock
+    assert len({direct.complete(system=LONG_SYSTEM, messages=[{"role": "user", "content": "Hello"}]).usage
+                for _ in range(2)}) == 1

@@ -384,7 +384,7 @@ def test_installments_catch_one_installment_too_few(capsys):
 
 def test_message_key_passes_on_the_solution(solution, capsys):
     check("04.message-key", solution["message_key"])
-    assert "All 6 checks passed." in capsys.readouterr().out
+    assert "All 7 checks passed." in capsys.readouterr().out
 
 
 def test_message_key_stub_gets_its_verdict(exercise, capsys):
@@ -399,13 +399,16 @@ COUNTER = iter(range(10**6))
 @pytest.mark.parametrize(
     "key, line",
     [
-        (lambda task, step, to: f"{task}|{step.instruction}|{to}", "✗ a retry after a lost reply"),
-        (lambda task, step, to: f"{task}|{step.id}", "✗ two recipients, retried: one message each"),
-        (lambda task, step, to: f"{step.id}|{to}", "✗ two tasks through the same outbox"),
-        (lambda task, step, to: f"{task}|{to}", "✗ two steps that each send to the same person"),
-        (lambda task, step, to: str(next(COUNTER)), "✗ the same task run again after a crash"),
+        (lambda task, step, to, text: f"{task}|{step.instruction}|{to}", "✗ a retry after a lost reply"),
+        (lambda task, step, to, text: f"{task}|{text}", "✗ two recipients, retried: one message each"),
+        (lambda task, step, to, text: f"{step.id}|{to}", "✗ two tasks through the same outbox"),
+        (lambda task, step, to, text: f"{task}|{to}", "✗ two steps that each send another figure"),
+        (lambda task, step, to, text: str(next(COUNTER)), "✗ the same task run again after a crash"),
+        (lambda task, step, to, text: f"{task}\n{step.id}\n{to}", "✗ a replan after a lost reply"),
+        (lambda task, step, to, text: str(hash((task, to, text))), "✗ the same task run again after a crash"),
     ],
-    ids=["the instruction (a retry's note changes it)", "no recipient", "no task", "no step", "a counter"],
+    ids=["the instruction (a retry's note changes it)", "no recipient", "no task", "no text", "a counter",
+         "the step's id (a replan renames it)", "Python's hash() (another in each process)"],
 )
 def test_message_key_catches_a_key_that_changes_between_attempts_or_names_too_little(key, line, capsys):
     notebook_code.caught(capsys, "04.message-key", key, line)
@@ -460,11 +463,11 @@ def test_retry_then_reroute_catches_an_escaping_error_the_wrong_role_recorded_an
 @pytest.mark.parametrize(
     "key, line",
     [
-        (lambda task, step, to: f"{task}|{step.role}|{to}", "✗ two steps that each send to the same person"),
-        (lambda task, step, to: f"{id(step)}|{to}", "✗ a retry after a lost reply"),
-        (lambda task, step, to: f"{task[:20]}|{step.id}|{to}", "✗ two tasks through the same outbox"),
+        (lambda task, step, to, text: f"{task}|{step.role}|{to}", "✗ two steps that each send another"),
+        (lambda task, step, to, text: f"{id(step)}|{to}", "✗ a retry after a lost reply"),
+        (lambda task, step, to, text: f"{task[:20]}|{to}|{text.split()[-1]}", "✗ two tasks through"),
     ],
-    ids=["the role, not the step", "the step object's id()", "the task cut short"],
+    ids=["the role, not the message", "the step object's id()", "the task cut short"],
 )
 def test_message_key_catches_a_role_for_a_step_an_object_identity_and_a_task_cut_short(key, line, capsys):
     notebook_code.caught(capsys, "04.message-key", key, line)

@@ -259,6 +259,87 @@ def test_a_result_that_cannot_travel_back_fails_the_step_naming_it_and_keeps_wha
     assert [c.usage for _, _, c in run.calls] == [Usage(3, 4)]  # the paid call is still counted
 
 
+def run_in_time(plan, team, pool, seconds=30):
+    """run_plan on `pool` in a thread, or an AssertionError if it has not ended after `seconds`."""
+    done = {}
+    worker = threading.Thread(target=lambda: done.setdefault("run", run_plan(plan, team, pool=pool)))
+    worker.daemon = True
+    worker.start()
+    worker.join(seconds)
+    assert "run" in done, f"the run hung: no end after {seconds} s"
+    return done["run"]
+
+
+def test_a_result_that_cannot_travel_back_keeps_its_calls_one_hour_cache_writes(client):
+    """The calls rebuilt from plain values kept every count but the 1-hour cache writes."""
+
+    class Noted(str):
+        pass
+
+    def act(step, context):
+        text = Noted("the answer")
+        text.lock = threading.Lock()
+        return Work("plain output", calls=(Completion(text, "sim-small", "simulated", Usage(3, 4, 5, 6, 7)),))
+
+    team = {"writer": Agent("writer", act)}
+    run = run_in_time(Plan([Step("s1", "writer", "write it")]), team, client.get_executor())
+    assert run.status == "failed" and [c.usage for _, _, c in run.calls] == [Usage(3, 4, 5, 6, 7)]
+
+
+def test_a_result_the_driver_cannot_rebuild_fails_the_step_in_time_and_keeps_its_calls(client):
+    """A result that pickles on the worker (its class in a module only the worker has) but cannot be
+    unpickled here left the run waiting for ever."""
+
+    def act(step, context):
+        import sys
+        import types
+
+        from agentlab.llm.base import Completion, Usage
+
+        module = sys.modules.setdefault("only_on_the_worker", types.ModuleType("only_on_the_worker"))
+        made = type("Local", (Completion,), {"__module__": module.__name__})
+        Local = module.__dict__.setdefault("Local", made)
+        return Work("plain output", calls=(Local("text", "sim-small", "simulated", Usage(3, 4, 0, 0, 7)),))
+
+    team = {"writer": Agent("writer", act)}
+    started = time.monotonic()
+    run = run_in_time(Plan([Step("s1", "writer", "write it")]), team, client.get_executor())
+    assert time.monotonic() - started < 10
+    assert run.status == "failed" and "cannot be rebuilt here" in run.reason
+    assert "No module named 'only_on_the_worker'" in run.reason
+    assert [c.usage for _, _, c in run.calls] == [Usage(3, 4, 0, 0, 7)]  # the paid call, counted in full
+
+
+def only_on_the_worker(task):
+    """A task's result whose class only a worker can import, for task 1."""
+    import sys
+    import types
+
+    module = sys.modules.setdefault("only_on_the_worker", types.ModuleType("only_on_the_worker"))
+    Local = module.__dict__.setdefault("Local", type("Local", (), {"__module__": module.__name__}))
+    return Local() if task == 1 else task
+
+
+def test_a_batch_whose_result_cannot_be_rebuilt_here_says_so_in_a_line_and_keeps_the_others(client, capfd):
+    """Dask printed a CRITICAL "Failed to deserialize" traceback into the notebook first."""
+    with pytest.raises(TasksFailed) as failed:
+        run_tasks([0, 1, 2], only_on_the_worker, client, progress=False)
+    assert failed.value.results == [0, None, 2]
+    assert "cannot be rebuilt here" in str(failed.value) and "only_on_the_worker" in str(failed.value)
+    assert "Failed to deserialize" not in capfd.readouterr().err
+
+
+def test_a_local_cluster_listens_on_this_machine_only(client):
+    """Its dashboard listened on every interface (":0"): on a classroom network anyone could watch."""
+    import psutil
+
+    pids = {os.getpid(), *client.run(os.getpid).values()}
+    pids |= {p.pid for pid in list(pids) for p in psutil.Process(pid).children(recursive=True)}
+    sockets = psutil.net_connections("inet")
+    listening = [c for c in sockets if c.pid in pids and c.status == psutil.CONN_LISTEN]
+    assert listening and {c.laddr.ip for c in listening} <= {"127.0.0.1"}, listening
+
+
 def test_the_claude_path_runs_on_the_cluster_with_one_model_for_planner_and_team(client):
     """One AnthropicLLM for planner and team, the usual way: after the planner's call it held the
     SDK client's lock and every step failed to travel; before it, it travelled with its key."""

@@ -1,14 +1,23 @@
 """Effects under retry: a lost reply and a Retry send a message twice; an idempotency key makes
 the outbox send it once. The ledger is the record of what really went out."""
 
-from agentlab.effects import LostReply, Outbox, notice_plan, notice_team
-from agentlab.recovery import Retry
+import hashlib
+import json
+
+from agentlab.effects import LostReply, NoticePlanner, Outbox, notice_plan, notice_team
+from agentlab.recovery import Replan, Retry
 from agentlab.run import run_plan
 
 TASK = "Tell the governor the population of Varra."
 
 
-def keyed(task, step, to):
+def keyed(task, step, to, text):
+    """The message itself: for which task, to whom, saying what; the same in every process."""
+    return hashlib.sha256(json.dumps([task, to, text]).encode()).hexdigest()
+
+
+def by_step(task, step, to, text):
+    """Where in the plan the message was asked for: a replan renames the step."""
     return f"{task}|{step.id}|{to}"
 
 
@@ -49,3 +58,22 @@ def test_different_keys_are_different_messages():
     assert outbox.send_message("A", "hi", "k2") == "#2: message sent to A"
     assert outbox.send_message("A", "hi", "k1") == "#1: message sent to A"
     assert len(outbox.sent) == 2
+
+
+def test_a_replan_renames_the_step_so_a_key_on_its_id_sends_again_and_one_on_the_message_does_not():
+    replan = [Replan(NoticePlanner(), max_replans=1)]
+    for key, want in ((by_step, 2), (keyed, 1)):
+        outbox = Outbox()
+        run = run_plan(notice_plan(), notice_team(outbox, TASK, key), TASK, recovery=replan)
+        assert run.status == "done" and "r1_s2" in run.outputs and "s2" not in run.outputs
+        assert len(outbox.sent) == want, key.__name__
+
+
+def test_a_run_resumed_from_its_checkpoint_sends_nothing_new_with_the_message_key(tmp_path):
+    outbox, path = Outbox(), tmp_path / "run.json"
+    team = notice_team(outbox, TASK, keyed)
+    first = run_plan(notice_plan(), team, TASK, checkpoint=path)  # no recovery: the lost reply fails it
+    assert first.status == "failed" and len(outbox.sent) == 1
+    again = run_plan(notice_plan(), team, TASK, checkpoint=path, resume=True)
+    assert again.status == "done" and again.attempts["s2"] == 2 and again.attempts["s1"] == 1
+    assert len(outbox.sent) == 1 and again.outputs["s2"] == "sent #1: message sent to Ines Marrow"

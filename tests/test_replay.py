@@ -174,6 +174,21 @@ def test_a_damaged_recording_or_a_missing_file_is_reported(tmp_path):
         ReplayLLM(bad)
 
 
+@pytest.mark.parametrize(
+    "count, field",
+    [(-5, "input_tokens"), (10**30, "input_tokens"), ("7", "output_tokens"), (True, "cache_read_tokens")],
+)
+def test_a_recording_whose_usage_no_real_reply_carries_is_refused_naming_the_field(tmp_path, count, field):
+    path = tmp_path / "calls.jsonl"
+    recorder = RecordingLLM(SimulatedLLM(seed=0), path)
+    recorder.complete(system="s", messages=[{"role": "user", "content": "What is the population of Varra?"}])
+    entry = json.loads(path.read_text())
+    entry["completion"]["usage"][field] = count
+    path.write_text(json.dumps(entry) + "\n")
+    with pytest.raises(ValueError, match=rf"calls.jsonl, line 1: not a recorded call .*usage.{field}"):
+        ReplayLLM(path)
+
+
 def test_identical_requests_in_parallel_steps_replay_the_same_way_every_time(tmp_path):
     """Two parallel steps that send the same request must not get the answers in whatever order
     their threads happen to arrive: a replay is the same run every time, at any number of workers."""

@@ -9,6 +9,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from agentlab.llm.serve import start_server
 from agentlab.llm.serve_http import MAX_BODY
 
@@ -119,6 +121,45 @@ def test_400_fuzzed_bodies_each_get_a_reply_and_a_4xx_names_the_field():
     assert statuses.count(200) < 400 and statuses.count(400) > 200  # most mutations are caught
 
 
+def schema_mutated(rng: random.Random, schema: dict) -> tuple[dict, tuple]:
+    """A body asking for a plan, its schema with one value replaced by a wrong one (or removed)."""
+    body = {**HELLO, "max_tokens": 400, "output_config": {"format": {"type": "json_schema"}}}
+    body["output_config"]["format"]["schema"] = changed = copy.deepcopy(schema)
+    where = rng.choice([p for p in paths(schema) if p])
+    parent = changed
+    for step in where[:-1]:
+        parent = parent[step]
+    if isinstance(parent, dict) and rng.random() < 0.15:
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = copy.deepcopy(rng.choice(WRONG))
+    return body, where
+
+
+def test_400_fuzzed_plan_schemas_each_get_an_answer_or_a_4xx_naming_the_field():
+    """A schema whose `properties` (or `items`, or a role's `enum`) is not what JSON Schema says got
+    a 500 "the simulator failed: AttributeError" (10 of 400 bodies)."""
+    from agentlab.agents import world_team
+    from agentlab.llm import SimulatedLLM
+    from agentlab.planners import plan_schema
+
+    schema = plan_schema(world_team(SimulatedLLM()))
+    rng, statuses, wrong = random.Random(37), [], []
+    cases = [schema_mutated(rng, schema) for _ in range(400)]
+    flat = {"properties": {"steps": {"items": {"properties": []}}}}  # as the issue found it
+    cases.append(({**HELLO, "output_config": {"format": {"type": "json_schema", "schema": flat}}}, ()))
+    with start_server() as server:
+        for body, where in cases:
+            status, reply = send(server.server_port, json.dumps(body).encode())
+            statuses.append(status)
+            if status >= 500:
+                wrong.append((where, status, reply))
+            elif status >= 400 and not reply["error"]["message"].startswith("output_config.format.schema"):
+                wrong.append((where, status, reply["error"]["message"]))
+    assert not wrong, wrong[:5]
+    assert statuses.count(400) > 100  # most mutations are caught
+
+
 # --- slow, big, and a key -----------------------------------------------------------------------
 
 
@@ -145,17 +186,78 @@ def test_a_client_trickling_its_body_is_cut_off_when_its_time_is_up():
         assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer
 
 
+@pytest.mark.parametrize("at_once", [b"POST /v1/messages HTTP/1.1\r\n", b""], ids=["headers", "first line"])
+def test_a_client_trickling_its_headers_is_told_408_not_411(at_once):
+    """Cut off before its Content-Length arrived, it was told 411 (the header is required); cut off
+    in its first line, 400 in HTML."""
+    with start_server() as server:
+        server.request_seconds = 1.0
+        head = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nX-Padding: " + b"y" * 40
+        with socket.create_connection(("127.0.0.1", server.server_port), timeout=10) as sock:
+            started = time.monotonic()
+            sock.sendall(at_once)
+            for byte in head[len(at_once) :]:  # 0.05 s a byte: the headers would take several seconds
+                try:
+                    sock.sendall(bytes([byte]))
+                except OSError:
+                    break
+                time.sleep(0.05)
+                if time.monotonic() - started > 1.5:
+                    break
+            sock.settimeout(5)
+            answer = sock.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408") and b"did not arrive within 1 s" in answer, answer[:80]
+
+
 def test_a_body_over_the_limit_sent_whole_gets_the_413_not_a_broken_pipe():
     with start_server() as server:
         status, reply = send(server.server_port, b"x" * (MAX_BODY + 1024 * 1024), timeout=60)
     assert status == 413 and reply["error"]["type"] == "request_too_large"
 
 
-def test_the_serve_command_takes_its_key_from_the_environment(monkeypatch):
-    """--api-key shows in the process list; AGENTLAB_SERVE_API_KEY does not."""
-    from agentlab.course import cli
+def serving_with(monkeypatch, argv, capsys):
+    """`agentlab serve ARGV`, stopped as soon as it would serve: (exit code, its key, stderr)."""
+    from agentlab.course.cli import main
+    from agentlab.llm.serve import SimServer
 
+    keys = []
+
+    def stop_at_once(server, poll_interval=0.5):
+        keys.append(server.api_key)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SimServer, "serve_forever", stop_at_once)
+    code = main(["serve", "--port", "0", *argv])
+    return code, keys[0] if keys else None, capsys.readouterr().err
+
+
+def test_the_serve_command_takes_its_key_from_the_environment_or_a_file(monkeypatch, capsys, tmp_path):
+    """A key on the command line shows to anyone on the machine (ps); the environment and a file do not."""
     monkeypatch.setenv("AGENTLAB_SERVE_API_KEY", "class-key-from-env")
-    args = cli.parser().parse_args(["serve", "--port", "0"])
-    assert args.api_key == "class-key-from-env"
-    assert cli.parser().parse_args(["serve", "--api-key", "given"]).api_key == "given"
+    assert serving_with(monkeypatch, [], capsys)[:2] == (0, "class-key-from-env")
+    monkeypatch.delenv("AGENTLAB_SERVE_API_KEY")
+    assert serving_with(monkeypatch, [], capsys)[:2] == (0, None)  # no key: any key will do
+    (tmp_path / "key").write_text("class-key-from-a-file\n")
+    assert serving_with(monkeypatch, ["--api-key-file", str(tmp_path / "key")], capsys)[:2] == (
+        0,
+        "class-key-from-a-file",
+    )
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--api-key", "given"], "--api-key would show the key to anyone on this machine"),
+        (["--api-key-file", "no-such-file"], "cannot read the key from no-such-file"),
+        (["--api-key-file", "EMPTY"], "holds no key"),
+    ],
+    ids=["a key on the command line", "no such file", "an empty file"],
+)
+def test_the_serve_command_refuses_a_key_in_plain_sight_or_a_file_it_cannot_read(
+    monkeypatch, capsys, tmp_path, argv, said
+):
+    (tmp_path / "EMPTY").write_text("\n")
+    monkeypatch.chdir(tmp_path)
+    code, key, err = serving_with(monkeypatch, argv, capsys)
+    assert code == 2 and key is None and said in err and err.count("\n") == 1
+    assert "given" not in err

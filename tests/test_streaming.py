@@ -164,7 +164,9 @@ def test_a_streamed_run_on_the_real_clock_against_serve_starts_before_the_plan_e
     assert streamed.status == whole.status == "done" and streamed.outputs == whole.outputs
     assert len(streamed.outputs) == len(streamed.plan)  # every step ran, the last ones too
     assert min(slot.start for slot in streamed.slots) < streamed.writing[1]
-    assert streamed.calls[0][2].usage == whole.calls[0][2].usage  # the same plan call, streamed
+    first, again = streamed.calls[0][2].usage, whole.calls[0][2].usage  # one plan call, streamed then not
+    assert (first.prompt_tokens, first.output_tokens) == (again.prompt_tokens, again.output_tokens)
+    assert again.cache_read_tokens == first.cache_read_tokens + first.cache_write_tokens  # serve remembers
 
 
 def test_the_timeline_of_a_streamed_run_has_the_plans_writing_as_its_own_row_with_steps_under_it():

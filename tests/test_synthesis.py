@@ -1,10 +1,21 @@
 """Synthesis: two workers that disagree, a writer that concatenates, a synthesizer that reconciles
 and cites (the stub world, deterministic)."""
 
+import time
+
 import pytest
 
 from agentlab.run import run_plan
-from agentlab.synthesis import Finding, Resolved, newest_wins, parse, report, synthesis_plan, synthesis_team
+from agentlab.synthesis import (
+    MAX_LINE,
+    Finding,
+    Resolved,
+    newest_wins,
+    parse,
+    report,
+    synthesis_plan,
+    synthesis_team,
+)
 
 THREE = ("census", "harbour register", "governor's letters")
 
@@ -37,9 +48,10 @@ def test_two_sources_of_the_same_year_that_disagree_leave_the_question_open():
 
 
 def test_the_same_run_twice_gives_the_same_report():
-    assert run_plan(synthesis_plan(), synthesis_team()).deliverable == run_plan(
-        synthesis_plan(), synthesis_team()
-    ).deliverable
+    assert (
+        run_plan(synthesis_plan(), synthesis_team()).deliverable
+        == run_plan(synthesis_plan(), synthesis_team()).deliverable
+    )
 
 
 @pytest.mark.parametrize(
@@ -58,3 +70,44 @@ def test_newest_wins(findings, want):
 def test_a_report_shows_an_open_question_as_open():
     text = report([Resolved("x", None, ("s1", "s2"), "they disagree")])
     assert "x: OPEN QUESTION [s1][s2]  (they disagree)" in text
+
+
+@pytest.mark.parametrize(
+    "line, want",
+    [
+        (
+            "a = b = c (source: x (source: y, as of 1, as of 1841)",
+            ("a", "b = c (source: x", "y, as of 1", 1841),
+        ),
+        ("a =   (source: x, as of 1)", ("a", " ", "x", 1)),
+        ("a =  (source: x, as of 1)", None),
+        ("a = b (source: x, as of 1841) ", ("a", "b", "x", 1841)),
+        ("a = b (source: , as of 1841)", None),
+        (" = b (source: x, as of 1841)", None),
+        ("a = b (source: x, as of 18a41)", None),
+        ("a = b (source: x, as of )", None),
+        ("a = b source: x, as of 1841)", None),
+    ],
+)
+def test_parse_reads_a_line_as_the_pattern_does(line, want):
+    assert [(f.claim, f.value, f.source, f.as_of) for f in parse(line)] == ([want] if want else [])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a = " + "b = (source: " * 1000 + "x, as of 1",
+        "a" + " = (source: , as of 1)" * 600 + "x",
+        " = " * 4300,
+    ],
+    ids=["sources without a year", "years without a source", "equals signs"],
+)
+def test_a_long_line_that_nearly_matches_is_read_in_linear_time(line):
+    started = time.perf_counter()
+    assert parse(f"{line}\n{Finding('x', '1', 'a', 1)}") == [Finding("x", "1", "a", 1)]
+    assert time.perf_counter() - started < 0.05  # it took seconds while a regex backtracked
+
+
+def test_a_line_longer_than_the_bound_is_not_a_finding():
+    long = Finding("population of Varra", "2" * MAX_LINE, "census", 1841)
+    assert parse(str(long)) == []

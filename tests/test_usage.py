@@ -3,9 +3,10 @@
 import re
 
 import pytest
+from fake_api import FakeAPI, claude, reply
 
-from agentlab.llm import Completion, Usage
-from agentlab.llm.usage import PRICES, PRICES_CHECKED, Price, Tally, cost, usage_report
+from agentlab.llm import Completion, ModelError, Usage
+from agentlab.llm.usage import MAX_TOKENS, PRICES, PRICES_CHECKED, Price, Tally, api_usage, cost, usage_report
 
 
 def call(step, role, model, inp, out, cache_read=0, cache_write=0):
@@ -117,3 +118,71 @@ def test_the_report_prints_as_text_and_html():
     assert "<td>planner</td><td>1</td><td>1,200</td><td>300</td><td>0</td><td>0</td><td>0.0081</td>" in page
     plain = str(usage_report(CALLS[:4]))  # no call touched the cache: no cache columns
     assert "cache" not in plain and re.search(r"^  planner\s+1\s+1,200\s+300\s+0\.0081$", plain, re.MULTILINE)
+
+
+# --- counts no real reply carries are refused, naming the field --------------------------------
+
+FINE = {"input_tokens": 10, "output_tokens": 5}
+
+
+@pytest.mark.parametrize(
+    "usage, field",
+    [
+        ({**FINE, "input_tokens": 10**30}, "usage.input_tokens"),
+        ({**FINE, "output_tokens": -1}, "usage.output_tokens"),
+        ({**FINE, "cache_read_input_tokens": 2 * 10**9}, "usage.cache_read_input_tokens"),
+        ({**FINE, "cache_creation_input_tokens": 1.5}, "usage.cache_creation_input_tokens"),
+        ({"output_tokens": 5}, "usage.input_tokens"),
+        ({"input_tokens": 10}, "usage.output_tokens"),
+        ({**FINE, "input_tokens": True}, "usage.input_tokens"),
+        (
+            {**FINE, "cache_creation_input_tokens": 300, "cache_creation": {"ephemeral_1h_input_tokens": 9}},
+            "usage.cache_creation",
+        ),
+        (
+            {
+                **FINE,
+                "cache_creation_input_tokens": 300,
+                "cache_creation": {"ephemeral_5m_input_tokens": 300, "ephemeral_1h_input_tokens": 300},
+            },
+            "usage.cache_creation",
+        ),
+        (
+            {**FINE, "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": -7}},
+            "usage.cache_creation.ephemeral_1h_input_tokens",
+        ),
+        ("lots", "usage"),
+    ],
+    ids=[
+        "10^30",
+        "negative",
+        "over 10^9",
+        "not a whole number",
+        "no input_tokens",
+        "no output_tokens",
+        "a bool",
+        "a split short of its total",
+        "a split over its total",
+        "a negative part",
+        "not an object",
+    ],
+)
+def test_a_reply_whose_usage_no_real_reply_carries_is_refused_naming_the_field(usage, field):
+    api = FakeAPI(reply([{"type": "text", "text": "hi"}], usage=usage))
+    with pytest.raises(ModelError, match=re.escape(field)) as refused:
+        claude(api).complete(system="s", messages=[{"role": "user", "content": "hi"}])
+    assert "\n" not in str(refused.value) and "Traceback" not in str(refused.value)
+
+
+def test_a_reply_with_a_sound_usage_and_a_split_that_adds_up_is_read():
+    usage = {
+        **FINE,
+        "cache_read_input_tokens": None,  # the API sends null for a count it has nothing to say about
+        "cache_creation_input_tokens": 1500,
+        "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000},
+    }
+    api = FakeAPI(reply([{"type": "text", "text": "hi"}], usage=usage))
+    assert claude(api).complete(system="s", messages=[{"role": "user", "content": "hi"}]).usage == Usage(
+        10, 5, 0, 500, 1000
+    )
+    assert api_usage({**FINE, "input_tokens": MAX_TOKENS}).input_tokens == MAX_TOKENS

@@ -84,6 +84,26 @@ def doctor() -> int:
     return check_this_machine()
 
 
+def serve_key(args: argparse.Namespace) -> str | None:
+    """The key `agentlab serve` wants: from --api-key-file, else $AGENTLAB_SERVE_API_KEY, else none
+    (any key will do). Never from the command line, where anyone on the machine reads it (`ps`)."""
+    if args.api_key is not None:
+        raise ValueError(
+            "--api-key would show the key to anyone on this machine (ps): "
+            "set AGENTLAB_SERVE_API_KEY, or put it in a file and give --api-key-file PATH"
+        )
+    if args.api_key_file is None:
+        return os.environ.get("AGENTLAB_SERVE_API_KEY") or None
+    try:
+        key = Path(args.api_key_file).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as e:
+        said = getattr(e, "strerror", None) or e
+        raise ValueError(f"cannot read the key from {args.api_key_file}: {said}") from None
+    if not key or "\n" in key:
+        raise ValueError(f"{args.api_key_file} holds no key (one line, the key)")
+    return key
+
+
 def serve(args: argparse.Namespace) -> int:
     """Serve the simulator over Anthropic's Messages API on 127.0.0.1 until Ctrl-C."""
     from agentlab.llm.serve import SimServer
@@ -92,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
     options = {"seed": args.seed, "error_rate": args.error_rate, "fault": args.fault, "every": args.every}
     options["pace"] = args.pace
     try:
-        server = SimServer(args.port, **options, api_key=args.api_key, log=log)
+        server = SimServer(args.port, **options, api_key=serve_key(args), log=log)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -107,7 +127,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"Fault {args.fault} on {which}.")
     print("Point the kit, or the anthropic SDK, at it (in another shell):")
     print(f"  export ANTHROPIC_BASE_URL={server.url}")
-    key = "<the key this server wants>" if args.api_key else "any-key  # any value will do"
+    key = "<the key this server wants>" if server.api_key else "any-key  # any value will do"
     print(f"  export ANTHROPIC_API_KEY={key}")
     print("Ctrl-C stops it.", flush=True)
     # A shell starts a background job with SIGINT ignored, and the child inherits that: ask for it back.
@@ -258,10 +278,10 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--error-rate", type=float, default=0.0, help="simulator: chance of a mistake per call")
     sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
+    sim.add_argument("--api-key", help=argparse.SUPPRESS)  # refused: it would show in `ps`
     sim.add_argument(
-        "--api-key", default=os.environ.get("AGENTLAB_SERVE_API_KEY") or None,
-        help="accept only this key (default: $AGENTLAB_SERVE_API_KEY, which keeps the key out of the "
-        "process list; else any key)",
+        "--api-key-file", metavar="PATH",
+        help="accept only the key in this file (default: $AGENTLAB_SERVE_API_KEY; else any key)",
     )
     sim.add_argument(
         "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"

@@ -48,12 +48,12 @@ from agentlab.llm.base import (
     ModelError,
     Tool,
     ToolCall,
-    Usage,
     brief,
     redact,
     remember_secret,
 )
-from agentlab.llm.cache import api_counts, control, mark
+from agentlab.llm.cache import control, mark
+from agentlab.llm.usage import api_usage
 from agentlab.valid import MAX_TIMEOUT, loads, number
 
 # Defaults checked against Anthropic's models overview on 2026-11-21: a strong model
@@ -248,15 +248,13 @@ class AnthropicLLM:
                 raise ValueError(f"a content block that is not one: {brief(json.dumps(block), 60)}")
         if calls and any(b["type"] in ("thinking", "redacted_thinking") for b in body["content"]):
             self._raw_turns[calls[0].id] = body["content"]
-        counts = api_counts(body.get("usage"))
-        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
-            raise ValueError("no token counts in 'usage'")
+        usage = api_usage(body.get("usage"))
         stop, named = body.get("stop_reason"), body.get("model")
         return Completion(
             text="".join(text),
             model=named if isinstance(named, str) and named else model,
             backend=self.backend,
-            usage=Usage(*counts),
+            usage=usage,
             latency=latency,
             tool_calls=tuple(calls),
             stop_reason=stop if isinstance(stop, str) else "end_turn",

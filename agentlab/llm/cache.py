@@ -27,8 +27,9 @@ documentation's automatic caching for the conversation so far (a top-level `cach
 the API marks the last block, which the next turn of a tool loop starts with). Two of the
 four allowed.
 
-**The model of the cache** (`cache_usage`), used by the simulator and `agentlab serve`, is
-deterministic and reads only the request, so threads cannot change it:
+**The model of the cache** (`cache_usage`), used by the in-process simulator, is deterministic
+and reads only the request, so threads cannot change it (`agentlab serve` instead remembers what
+it cached, as Claude does: `PromptCache`, at the end):
 
 - *the conversation so far*: the request that produced each assistant turn ended with the
   message before it and wrote the prefix up to there; a later request reads the longest such
@@ -47,11 +48,16 @@ a write, the rest as input. The 20-block lookback never binds here: a turn adds 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 MAX_BREAKPOINTS = 4
+LOOKBACK = 20  # blocks before a breakpoint where the API looks for an earlier entry
+MAX_ENTRIES = 100_000  # entries a `PromptCache` holds (the oldest are forgotten first)
 LIFETIMES = {"5m": 300.0, "1h": 3600.0}  # seconds an entry lives after its last use
 
 # The shortest prefix each model caches, by a fragment of its name (first match wins). Claude's
@@ -100,7 +106,10 @@ def mark(request: dict[str, Any], ttl: str) -> dict[str, Any]:
 
 
 def breakpoint_of(part: Any) -> str | None:
-    """The lifetime a tool, a system block list or a message asks for ("5m", "1h"), or None."""
+    """The lifetime a tool, a system block list or a message asks for ("5m", "1h"), or None (a
+    plain string asks for none)."""
+    if isinstance(part, str):
+        return None
     blocks = part if isinstance(part, list) else part.get("content") if "content" in part else [part]
     ttl = None
     for block in blocks if isinstance(blocks, list) else ():
@@ -120,6 +129,7 @@ class Piece:
     ttl: str | None = None
     assistant: bool = False
     seconds: float = 0.0
+    key: str = ""  # what it says (a remembering cache, `PromptCache`, tells prefixes apart by it)
 
 
 class CacheUse(NamedTuple):
@@ -171,16 +181,48 @@ def _ttl_at(pieces: Sequence[Piece], marks: Sequence[int], index: int) -> str:
     return pieces[index].ttl or pieces[marks[-1]].ttl or "5m"
 
 
-def api_counts(usage: Any) -> list[Any]:
-    """A Messages API usage object as `base.Usage`'s fields: input, output, cache read, 5-minute
-    and 1-hour cache writes (every write a 5-minute one when the server does not split them);
-    [None] when it is not an object. Checking the counts is the caller's."""
-    if not isinstance(usage, dict):
-        return [None]
-    names = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    counts = [usage.get(name) or 0 for name in names] + [0]
-    split = usage.get("cache_creation")
-    hour = split.get("ephemeral_1h_input_tokens") if isinstance(split, dict) else None
-    if isinstance(hour, int) and hour > 0:
-        counts[3:] = [split.get("ephemeral_5m_input_tokens") or 0, hour]
-    return counts
+@dataclass
+class PromptCache:
+    """A cache that remembers, as Claude's does: `agentlab serve`'s. Each prefix written (named by a
+    digest of what it says, per model) lives its lifetime after its last use, on `clock` (the
+    server's; a test may give its own). `use` splits one request as `cache_usage` does, but reads
+    only what an earlier request wrote and is still alive, and writes what it did not find. The
+    in-process simulator keeps `cache_usage`: its bill cannot depend on the order threads ran in."""
+
+    clock: Callable[[], float] = time.monotonic
+    entries: dict[str, tuple[float, str]] = field(default_factory=dict)  # digest -> (expires, ttl)
+
+    def __post_init__(self):
+        self._lock = threading.Lock()
+
+    def use(self, pieces: Sequence[Piece], total: int, minimum: int, model: str) -> CacheUse:
+        ends, digests, sofar, chain = [], [], 0, hashlib.sha256(model.encode())
+        for piece in pieces:
+            sofar += piece.tokens
+            chain.update(hashlib.sha256(piece.key.encode()).digest())
+            ends.append(sofar)
+            digests.append(chain.hexdigest())
+        marks = [i for i, p in enumerate(pieces) if p.ttl is not None][-MAX_BREAKPOINTS:]
+        if not marks or ends[marks[-1]] < minimum:
+            return CacheUse(total)
+        near = {j for i in marks for j in range(max(0, i - LOOKBACK + 1), i + 1) if ends[j] >= minimum}
+        with self._lock:
+            now = self.clock()
+            alive = [j for j in near if self.entries.get(digests[j], (-1.0, ""))[0] >= now]
+            hit = max(alive, key=ends.__getitem__, default=None)
+            if hit is not None:  # a read keeps the entry alive for another lifetime
+                self._keep(digests[hit], self.entries[digests[hit]][1], now)
+            written = {"5m": 0, "1h": 0}
+            start = read = ends[hit] if hit is not None else 0
+            for i in marks:
+                if ends[i] > start and ends[i] >= minimum:
+                    written[pieces[i].ttl] += ends[i] - start
+                    start = ends[i]
+                    self._keep(digests[i], pieces[i].ttl, now)
+        return CacheUse(total - start, read, written["5m"], written["1h"])
+
+    def _keep(self, digest: str, ttl: str, now: float) -> None:
+        self.entries.pop(digest, None)  # to the end: the dict runs from the least recently used
+        self.entries[digest] = (now + LIFETIMES[ttl], ttl)
+        while len(self.entries) > MAX_ENTRIES:
+            del self.entries[next(iter(self.entries))]

@@ -27,7 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, Usage, brief, redact
+from agentlab.llm.base import LLM, Completion, Message, ModelError, Tool, ToolCall, brief, redact
+from agentlab.llm.usage import recorded_usage
 from agentlab.valid import hash_text, utf8_json
 
 
@@ -84,7 +85,7 @@ def completion_from_dict(d: Mapping[str, Any], backend: str) -> Completion:
         text=d["text"],
         model=d["model"],
         backend=backend,
-        usage=Usage(**d["usage"]),
+        usage=recorded_usage(d["usage"]),
         latency=d["latency"],
         data=d["data"],
         tool_calls=tuple(ToolCall(t["id"], t["name"], t["args"]) for t in d["tool_calls"]),
@@ -185,7 +186,7 @@ class ReplayLLM:
                     entry = json.loads(line)
                     original = entry["completion"]["backend"]
                     completion = completion_from_dict(entry["completion"], f"replay of {original}")
-                except (json.JSONDecodeError, KeyError, TypeError) as e:
+                except (ValueError, KeyError, TypeError) as e:  # not JSON, or not as the kit records
                     raise ValueError(f"{self.path}, line {number}: not a recorded call ({e!r})") from None
                 self.recorded_from.add(original)
                 self._answers.setdefault(entry["key"], completion)

@@ -120,9 +120,56 @@ def _output_config(value: Any, where: str) -> str:
             return f"{where}.format: must be {{'type': 'json_schema', 'schema': {{...}}}}"
         if not isinstance(fmt.get("schema"), dict):
             return f"{where}.format.schema: must be a JSON Schema object"
+        if said := _schema(fmt["schema"], f"{where}.format.schema"):
+            return said
     if not isinstance(value.get("effort", ""), str | type(None)):
         return f"{where}.effort: must be a string such as 'low'"
     return ""
+
+
+_SCHEMAS = ("items", "additionalProperties", "not")  # keywords whose value is one schema
+_SCHEMA_MAPS = ("properties", "$defs", "definitions")  # name -> schema
+_SCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+
+
+def _schema(schema: dict, where: str) -> str:
+    """The first keyword of a JSON Schema that is not of JSON Schema's shape (`properties` an object
+    of schemas, `required` a list of names, ...), walked without recursion however deep it nests; a
+    plan's schema (one with `properties.steps`) must name its roles as strings, as plans do."""
+    todo = [(schema, where)]
+    while todo:
+        node, at = todo.pop()
+        if not isinstance(node, dict):
+            return f"{at}: must be a JSON Schema object"
+        kind = node.get("type")
+        if kind is not None and not _names(kind if isinstance(kind, list) else [kind], allow_empty=False):
+            return f"{at}.type: must be a type name or a list of them"
+        if "required" in node and not _names(node["required"]):
+            return f"{at}.required: must be a list of property names"
+        if "enum" in node and (not isinstance(node["enum"], list) or not node["enum"]):
+            return f"{at}.enum: must be a non-empty list of values"
+        for key in _SCHEMAS:
+            if key in node and not (key == "additionalProperties" and isinstance(node[key], bool)):
+                todo.append((node[key], f"{at}.{key}"))
+        for key in _SCHEMA_MAPS:
+            if key in node and not isinstance(node[key], dict):
+                return f"{at}.{key}: must be an object of schemas, one per name"
+            todo += [(inner, f"{at}.{key}.{name}") for name, inner in node.get(key, {}).items()]
+        for key in _SCHEMA_LISTS:
+            if key in node and (not isinstance(node[key], list) or not node[key]):
+                return f"{at}.{key}: must be a non-empty list of schemas"
+            todo += [(inner, f"{at}.{key}.{i}") for i, inner in enumerate(node.get(key, []))]
+    role = schema  # every schema on the way is an object now
+    for key in ("properties", "steps", "items", "properties", "role"):
+        role = role.get(key, {})
+    if "enum" in role and not _names(role["enum"]):
+        return f"{where}.properties.steps.items.properties.role.enum: the roles a plan may name, as strings"
+    return ""
+
+
+def _names(value: Any, allow_empty: bool = True) -> bool:
+    """Whether `value` is a list of strings (non-empty ones unless `allow_empty`)."""
+    return isinstance(value, list) and all(isinstance(v, str) and (allow_empty or v) for v in value)
 
 
 def _cache_control(value: Any, where: str) -> str:

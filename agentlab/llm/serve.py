@@ -20,9 +20,11 @@ ANTHROPIC_API_KEY=any` in another, and the kit's `make_llm()` and any SDK client
 plan schema; for another schema its reply may not fit, as a local model's may not). `"stream": true`
 answers with server-sent events as the API does (`llm.wire`); `pace=` (real seconds per modelled
 second; 0, the default, sends at once) paces a stream and delays an answer by its latency.
-`cache_control` breakpoints are honoured: usage reports cache reads and writes from the simulator's
-model of the cache (`llm.cache`). Any key is accepted, as `x-api-key` or `Authorization: Bearer`,
-unless the server was given one (`api_key=`): then others get a 401.
+`cache_control` breakpoints are honoured as Claude honours them: the server remembers each prefix
+it caches (`llm.cache.PromptCache`), so the same request sent again reads what the first wrote,
+within the lifetime, on the server's clock (`clock=`, `time.monotonic` unless a test gives its
+own). Any key is accepted, as `x-api-key` or `Authorization: Bearer`, unless the server was given
+one (`api_key=`): then others get a 401.
 
 **Models.** A simulator profile's name means that profile; a name containing "haiku" or "small"
 means sim-small; any other sim-large. So the kit's default planner (claude-opus-...) plans on
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -50,6 +53,7 @@ from typing import Any
 from agentlab.llm import request, wire
 from agentlab.llm.anthropic import DEFAULT_EXECUTOR_MODEL, DEFAULT_PLANNER_MODEL
 from agentlab.llm.base import Completion
+from agentlab.llm.cache import PromptCache
 from agentlab.llm.request import simulator_profile
 from agentlab.llm.serve_http import Reply, ReplyServer, error_reply
 from agentlab.llm.simulated import PROFILES, SimulatedLLM, with_cache
@@ -113,8 +117,10 @@ class SimServer(ReplyServer):
         api_key: str | None = None,
         log: Callable[[str], None] | None = None,
         pace: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
     ):
         self.llm = SimulatedLLM(seed=seed, error_rate=error_rate)
+        self.cache = PromptCache(clock)  # what it cached, remembered, as Claude's cache is
         self.pace = number(pace, "pace", minimum=0, maximum=10)
         self.fault = parse_fault(fault) if fault else None
         self.every = number(every, "every", minimum=1, whole=True)
@@ -177,7 +183,8 @@ class SimServer(ReplyServer):
                 self.counts["answered"] += 1
         except Exception as e:  # the simulator could not read this request: say so, keep serving
             return error_reply(500, "api_error", f"the simulator failed: {type(e).__name__}: {e!s:.200}")
-        completion = replace(completion, usage=with_cache(completion.usage, body, completion.model))
+        usage = with_cache(completion.usage, body, completion.model, self.cache)
+        completion = replace(completion, usage=usage)
         asked = {k: v for k, v in body.items() if k != "stream"}  # streamed or not, the same message
         digest = hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()[:24]
         message = to_message(completion, f"msg_sim_{digest}")

@@ -154,11 +154,23 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return super().parse_request()
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        if self.late:  # the first line or the headers cut off when the time was up: say that
+            self.close_connection, self.request_version = True, self.protocol_version  # (not HTTP/0.9)
+            self._send(self._timed_out())
+        else:
+            super().send_error(code, message, explain)
+
+    def _timed_out(self) -> Reply:
+        late = f"the request did not arrive within {self.server.request_seconds:g} s"
+        return error_reply(408, "request_timeout", late)
+
     def do_POST(self) -> None:
         try:
             length = int(self.headers.get("content-length", ""))
         except ValueError:
-            self._send(error_reply(411, "invalid_request_error", "a Content-Length header is required"))
+            required = error_reply(411, "invalid_request_error", "a Content-Length header is required")
+            self._send(self._timed_out() if self.late else required)  # the headers were cut off
             return
         if not 0 <= length <= MAX_BODY:
             while 0 < length <= 4 * MAX_BODY and self.rfile.read(min(length, 1 << 20)):
@@ -168,9 +180,8 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         self.cut.cancel()  # the request is in: answering it may take its time (a slow fault)
         if len(raw) < length:
-            late = f"the request did not arrive within {self.server.request_seconds:g} s"
-            said = late if self.late else "the request body ended early"
-            self._send(error_reply(408, "request_timeout", said))
+            ended = error_reply(408, "request_timeout", "the request body ended early")
+            self._send(self._timed_out() if self.late else ended)
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         n, summary, reply = self.server.answer(self.path, headers, raw)

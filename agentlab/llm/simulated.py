@@ -274,30 +274,29 @@ class _Answer:
     mistake: InjectedError | None
 
 
-def with_cache(usage: Usage, body: Mapping[str, Any], model: str) -> Usage:
-    """`usage` with its input split as the prompt cache would (`llm.cache`), for a Messages API
-    `body` and its `cache_control` breakpoints (a top-level one marks the last message)."""
-    profile = PROFILES[model] if model in PROFILES else PROFILES["sim-large"]
-    system, pieces = body.get("system") or "", []
+def with_cache(usage: Usage, body: Mapping[str, Any], model: str, memory: caching.PromptCache | None = None):
+    """`usage` with its input split as the prompt cache would (`llm.cache`) for a Messages API `body`
+    and its breakpoints (a top-level one marks the last message); by what `memory` holds, if given."""
+    profile, system, pieces = PROFILES.get(model, PROFILES["sim-large"]), body.get("system") or "", []
     for t in body.get("tools") or ():
         spec = _compact([t["name"], t.get("description", ""), t.get("input_schema", {})])
-        pieces.append(caching.Piece(count_tokens(spec), caching.breakpoint_of(t)))
+        pieces.append(caching.Piece(count_tokens(spec), caching.breakpoint_of(t), key=spec))
     fmt = (body.get("output_config") or {}).get("format") or {}
     if fmt.get("type") == "json_schema":  # taken to be part of the stable prefix, before the system prompt
-        pieces.append(caching.Piece(count_tokens(_compact(fmt.get("schema")))))
-    if isinstance(system, list):
-        text, mark = "\n".join(b.get("text", "") for b in system), caching.breakpoint_of(system)
-        pieces.append(caching.Piece(count_tokens(text), mark))
-    elif system:
-        pieces.append(caching.Piece(count_tokens(system)))
+        shape = _compact(fmt.get("schema"))
+        pieces.append(caching.Piece(count_tokens(shape), key=shape))
+    if system:  # a string, or a list of text blocks whose last breakpoint counts
+        text = system if isinstance(system, str) else "\n".join(b.get("text", "") for b in system)
+        pieces.append(caching.Piece(count_tokens(text), caching.breakpoint_of(system), key=text))
     for m in body["messages"]:
-        tokens = count_tokens(_message_text(m))
+        said, answer = _message_text(m), m.get("role") == "assistant"
+        tokens = count_tokens(said)
         seconds = profile.overhead + tokens / profile.tokens_per_second
-        pieces.append(caching.Piece(tokens, caching.breakpoint_of(m), m.get("role") == "assistant", seconds))
-    automatic = body.get("cache_control")
-    if isinstance(automatic, Mapping) and pieces:
+        pieces.append(caching.Piece(tokens, caching.breakpoint_of(m), answer, seconds, f"{answer}{said}"))
+    if isinstance(automatic := body.get("cache_control"), Mapping) and pieces:
         pieces[-1] = replace(pieces[-1], ttl=automatic.get("ttl", "5m"))
-    split = caching.cache_usage(pieces, usage.input_tokens, caching.min_cacheable(model))
+    args = (pieces, usage.input_tokens, caching.min_cacheable(model))
+    split = memory.use(*args, model) if memory else caching.cache_usage(*args)
     return Usage(split.input, usage.output_tokens, split.read, split.write_5m, split.write_1h)
 
 

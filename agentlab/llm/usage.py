@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentlab.llm.base import Completion, Usage
+from agentlab.llm.base import Completion, Usage, brief
 
 PRICES_CHECKED = "2026-11-21"
 PRICES_SOURCE = "https://platform.claude.com/docs/en/about-claude/pricing"
@@ -86,6 +86,55 @@ def cost(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) ->
     ) / 1_000_000
     long = p.long_above is not None and usage.prompt_tokens > p.long_above
     return dollars * p.long_factor if long else dollars
+
+
+MAX_TOKENS = 10**9  # more tokens than any one call carries (a context window is 10^5 to 10^6)
+
+
+def api_usage(usage: Any) -> Usage:
+    """A Messages API reply's `usage` as a `Usage`: fresh input, output, cache reads, and cache
+    writes for 5 minutes and for an hour (all 5-minute when the reply does not split them).
+    Counts no real reply carries are a ValueError naming the field: a missing input or output
+    count, one that is not a whole number from 0 to MAX_TOKENS, a split that disagrees with its
+    total. Billing a made-up count silently is worse than refusing the reply."""
+    if not isinstance(usage, dict):
+        raise ValueError(f"usage is not an object: {brief(repr(usage), 60)}")
+    fresh = _count(usage, "input_tokens", "usage", required=True)
+    output = _count(usage, "output_tokens", "usage", required=True)
+    read = _count(usage, "cache_read_input_tokens", "usage")
+    written = _count(usage, "cache_creation_input_tokens", "usage")
+    split = usage.get("cache_creation")
+    if split is None:
+        return Usage(fresh, output, read, written)
+    if not isinstance(split, dict):
+        raise ValueError(f"usage.cache_creation is not an object: {brief(repr(split), 60)}")
+    minutes = _count(split, "ephemeral_5m_input_tokens", "usage.cache_creation")
+    hour = _count(split, "ephemeral_1h_input_tokens", "usage.cache_creation")
+    if minutes + hour != written:
+        raise ValueError(
+            f"usage.cache_creation splits {minutes:,} + {hour:,} tokens, but "
+            f"usage.cache_creation_input_tokens says {written:,}"
+        )
+    return Usage(fresh, output, read, minutes, hour)
+
+
+def recorded_usage(counts: Any) -> Usage:
+    """A `Usage` as the kit records one (`llm.replay`: its own field names), each count checked as
+    `api_usage` checks a reply's: a ValueError names the field."""
+    if not isinstance(counts, dict) or set(counts) - set(Usage.__dataclass_fields__):
+        raise ValueError(f"usage is not an object of {', '.join(Usage.__dataclass_fields__)}")
+    return Usage(**{name: _count(counts, name, "usage") for name in Usage.__dataclass_fields__})
+
+
+def _count(counts: dict, name: str, where: str, required: bool = False) -> int:
+    """One token count of a reply: a whole number from 0 to MAX_TOKENS (None: 0, unless required)."""
+    n = counts.get(name)
+    if n is None and not required:
+        return 0
+    if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_TOKENS:
+        said = "missing" if n is None else brief(repr(n), 40)
+        raise ValueError(f"{where}.{name} is {said}, not a token count from 0 to {MAX_TOKENS:,}")
+    return n
 
 
 @dataclass(frozen=True)

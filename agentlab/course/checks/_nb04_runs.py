@@ -1,17 +1,20 @@
 """The agents and runs behind notebook 04's hidden cases: agents that follow a script of errors,
 FAILED answers and wrong values (and stop a loop that has no bound), the world team counting each
 step it runs, the learner's installments paid on a fresh checkpoint beside a run never interrupted,
-and runs through one outbox that loses every first reply. The cases are in `nb04.py`.
+and runs through one outbox that loses the first reply to each message, one as if in another
+process. The cases are in `nb04.py`.
 """
 
 from __future__ import annotations
 
+import builtins
 import tempfile
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from agentlab.agents import Agent, world_team
 from agentlab.course import sandbox
@@ -90,17 +93,28 @@ def straight_run(task: str) -> Run:
     return orchestrate(task, LLMPlanner(llm, team, tool_steps=False), team)
 
 
-def sends(message_key: Callable, runs: list[tuple[str, Any, tuple[str, ...], int]]) -> tuple[Any, str]:
-    """Run each (task, plan, recipients, retries) with one shared outbox, every first reply lost;
-    return (the messages that went out, "") or (None, what went wrong)."""
+class Sending(NamedTuple):
+    """One run of a notice plan through the shared outbox: its task, plan, recipients, recovery,
+    and whether it runs as if in another Python process (a run resumed after a crash)."""
+
+    task: str
+    plan: Any
+    to: tuple[str, ...]
+    recovery: Any
+    new_process: bool = False
+
+
+def sends(message_key: Callable, runs: list[Sending]) -> tuple[Any, str]:
+    """Run each of `runs` with one shared outbox, every first reply lost; return (the messages
+    that went out, "") or (None, what went wrong)."""
     from agentlab.effects import Outbox, notice_team
-    from agentlab.recovery import Retry
 
     outbox = Outbox()
 
     def go():
-        for task, plan, to, retries in runs:
-            run = run_plan(plan, notice_team(outbox, task, message_key, to), task, recovery=[Retry(retries)])
+        for task, plan, to, recovery, new_process in runs:
+            key = in_another_process(message_key) if new_process else message_key
+            run = run_plan(plan, notice_team(outbox, task, key, to), task, recovery=[recovery])
             if run.status != "done":
                 return f"a run ended {run.status!r}: {run.reason}"
         return None
@@ -109,3 +123,23 @@ def sends(message_key: Callable, runs: list[tuple[str, Any, tuple[str, ...], int
     if error or problem:
         return None, error or problem
     return [(m["to"], m["text"]) for m in outbox.sent], ""
+
+
+_HASHING = threading.Lock()
+
+
+def in_another_process(key: Callable) -> Callable:
+    """`key`, called as if in another Python process: there `hash()` of the same text gives
+    another number (it is salted per process, PYTHONHASHSEED), so while `key` runs, `hash` is
+    salted otherwise than in this one. One call at a time: `hash` is everyone's."""
+
+    def keyed(*args: Any) -> Any:
+        with _HASHING:
+            real = builtins.hash
+            builtins.hash = lambda value: real(("another process", value))
+            try:
+                return key(*args)
+            finally:
+                builtins.hash = real
+
+    return keyed

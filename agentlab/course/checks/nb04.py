@@ -345,40 +345,51 @@ _TASKS = ("Tell the governor the population of Varra.", "Tell the governor the a
 
 
 def _two_notices():
+    """Two lookups, each sent on to the same person by a step of its own: two messages."""
     from agentlab.effects import notice_plan
     from agentlab.plan import Plan
 
-    plan = notice_plan()
-    return Plan([*plan.steps, Step("s3", "notifier", "Send the figure on again, later.", depends_on=("s1",))])
+    area = [replace(s, id=f"{s.id}b", depends_on=tuple(f"{d}b" for d in s.depends_on))
+            for s in notice_plan("Varra", "area")]
+    return Plan([*notice_plan(), *area])
 
 
 @exercise(
     "04.message-key",
     "One message per effect, however often a step runs",
-    hint="the key must be the same for every attempt at the same message (a retry's note changes the "
-    "step's instruction; a new run starts the count again) and different for every different message "
-    "(another recipient, another step, another task)",
+    hint="the key must be the same for every attempt at the same message, however it is tried again (a "
+    "retry's note changes the step's instruction; a replan renames the step, s2 becoming r1_s2; a run "
+    "resumed in a new process has another hash() for the same text) and different for every different "
+    "message (another recipient, another text, another task)",
 )
 def message_key(key: Callable) -> Iterator[Case]:
-    from agentlab.effects import notice_plan
+    from agentlab.course.checks._nb04_runs import Sending
+    from agentlab.effects import NoticePlanner, notice_plan
+    from agentlab.recovery import Replan, Retry
 
     step, task = notice_plan()["s2"], _TASKS[0]
-    first, error = attempt(key, task, step, "Ines Marrow")
+    first, error = attempt(key, task, step, "Ines Marrow", f"{task} 2140")
     if error or not isinstance(first, str):
         yield Case("a key is a string", False, error or f"got {type(first).__name__}")
         return
     one, gov, both = notice_plan(), ("Ines Marrow",), ("Ines Marrow", "Hesper Lusk")
+    again, replan = Retry(1), Replan(NoticePlanner(), max_replans=1)
     checks = [
-        ("a retry after a lost reply: one message", [(task, one, gov, 1)], 1),
-        ("three tries: still one message", [(task, one, gov, 2)], 1),
-        ("two recipients, retried: one message each", [(task, one, both, 1)], 2),
-        ("two tasks through the same outbox: a message for each", [(t, one, gov, 1) for t in _TASKS], 2),
-        ("two steps that each send to the same person: both go out", [(task, _two_notices(), gov, 1)], 2),
-        ("the same task run again after a crash: nothing new goes out", [(task, one, gov, 1)] * 2, 1),
+        ("a retry after a lost reply: one message", [Sending(task, one, gov, again)], 1),
+        ("three tries: still one message", [Sending(task, one, gov, Retry(2))], 1),
+        ("two recipients, retried: one message each", [Sending(task, one, both, again)], 2),
+        ("a replan after a lost reply (s2 is renamed r1_s2): one message",
+         [Sending(task, one, gov, replan)], 1),
+        ("two tasks through the same outbox: a message for each",
+         [Sending(t, one, gov, again) for t in _TASKS], 2),
+        ("two steps that each send another figure to the same person: both go out",
+         [Sending(task, _two_notices(), gov, again)], 2),
+        ("the same task run again after a crash, in a new Python process: nothing new goes out",
+         [Sending(task, one, gov, again), Sending(task, one, gov, again, new_process=True)], 1),
     ]
     for what, runs, want in checks:
         sent, error = sends(key, runs)
-        recipients = {to for _, _, to, _ in runs for to in to}
+        recipients = {to for run in runs for to in run.to}
         ok = not error and len(sent) == want and {to for to, _ in sent} == recipients
         to_whom = ", ".join(f"{n} to {to}" for to, n in Counter(to for to, _ in sent or []).items())
         yield Case(what, ok, error or f"{len(sent)} message(s) went out ({to_whom or 'none'})")
