@@ -1,0 +1,59 @@
+"""Answers graded as `agentlab course grade` grades them: the exercise's own cases, then the
+instructor's hidden ones (`grading.verdict`), with the exercise's forbidden helpers trapped while
+the answer runs, as in the grader's sandbox. In this process: no kernel, no sandbox, so a battery
+of answers takes seconds. Also answers made from a solution notebook's own code, changed a little."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import notebook_code
+
+from agentlab.course.checks import NAMES, Case, find
+from agentlab.course.forbidden import forbidding
+from agentlab.course.grading import Result, verdict
+from agentlab.course.hidden import cases_for
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def graded(exercise: str, answer: Any) -> Result:
+    """The grader's verdict on `answer`: passed, failed, not done or error."""
+    with forbidding(exercise, answer) as trapped:
+        return verdict(exercise, trapped)
+
+
+def hidden_failures(exercise: str, answer: Any) -> list[str]:
+    """The hidden cases `answer` fails (what each tried), and a proof that its own cases pass it:
+    the mistake is caught by the hidden cases alone."""
+    with forbidding(exercise, answer) as trapped:
+        own = list(find(exercise).cases(trapped))
+        hidden: list[Case] = [case for cases in cases_for(exercise) for case in cases(trapped)]
+    assert all(case.passed for case in own), f"its own cases already catch it: {own}"
+    return [case.what for case in hidden if not case.passed]
+
+
+@functools.cache
+def solution_namespace(notebook: str) -> dict:
+    """Every name the solution notebook `notebook` ("02") defines, its answers included."""
+    return notebook_code.run_cells(ROOT / "solutions" / f"{NAMES[notebook]}.ipynb", answers=True)
+
+
+def changed(notebook: str, name: str, *edits: tuple[str, str]) -> Any:
+    """The solution's `name` with each (old, new) edit made to the source of the cell defining it
+    (every occurrence; each must occur), defined beside the solution's other names."""
+    cell = notebook_code.exercise_cell(ROOT / "solutions" / f"{NAMES[notebook]}.ipynb", f"def {name}(")
+    source = "\n".join(line for line in cell.splitlines() if not line.startswith("check("))
+    for old, new in edits:
+        assert old in source, f"{name}: {old!r} is not in the solution"
+        source = source.replace(old, new)
+    return written(notebook, name, source)
+
+
+def written(notebook: str, name: str, source: str) -> Any:
+    """`name` as `source` defines it, beside the solution notebook's other names."""
+    namespace = dict(solution_namespace(notebook))
+    exec(compile(source, f"<answer to {name}>", "exec"), namespace)
+    return namespace[name]
