@@ -57,3 +57,23 @@ def written(notebook: str, name: str, source: str) -> Any:
     namespace = dict(solution_namespace(notebook))
     exec(compile(source, f"<answer to {name}>", "exec"), namespace)
     return namespace[name]
+
+
+@functools.cache
+def answer_name(exercise: str) -> str:
+    """The name an exercise's answer has in the kit's exercise notebook (`longest_chain`)."""
+    from agentlab.course.cells import answer_names, read_cells
+
+    notebook = exercise.split(".")[0]
+    return answer_names(notebook, ROOT, read_cells(ROOT / "exercises" / f"{NAMES[notebook]}.ipynb"))[exercise]
+
+
+def made(exercise: str, spec: Any) -> Any:
+    """An answer from a short spec: (old, new) edits of the solution's code, the source of a whole
+    answer (a str), or, for an exercise whose answer is data, the value itself (a dict)."""
+    notebook, name = exercise.split(".")[0], answer_name(exercise)
+    if isinstance(spec, str):
+        return written(notebook, name, spec)
+    if isinstance(spec, tuple | list) and all(isinstance(e, tuple) and len(e) == 2 for e in spec):
+        return changed(notebook, name, *spec)
+    return spec

@@ -90,3 +90,24 @@ def longest_first(rewrite: Callable) -> Iterator[Case]:
             same and after <= 13.0 + 1e-9,
             f"it finishes at {after:g} s" if same else "the rewrite must keep every step as it is",
         )
+
+
+# Two short steps feed a third, beside one long step, on 2 workers. Each step's level is its own
+# duration plus the longest level that waits for it (p1 and p2: 2 + 1 = 3; solo: 4): solo and p1
+# at 0, p2 at 2, join at 4 to 5. Counting the waiting step's duration twice (p1 and p2: 4) ties
+# them with solo, and as written they start first: p1 and p2 at 0, solo at 2 to 6.
+_FEED = _plan(("p1", ()), ("p2", ()), ("solo", ()), ("join", ("p1", "p2")))
+_FEED_TIMES = {"p1": 2.0, "p2": 2.0, "solo": 4.0, "join": 1.0}
+
+
+@grading("02.longest-first")
+def levels_counted_once(rewrite: Callable) -> Iterator[Case]:
+    what = "two short steps feeding a third, beside a long one, on 2 workers"
+    got, error = attempt(rewrite, _FEED, dict(_FEED_TIMES))
+    same = isinstance(got, Plan) and sorted(got.steps, key=lambda s: s.id) == sorted(
+        _FEED.steps, key=lambda s: s.id
+    )
+    after = _span(got, _FEED_TIMES, 2) if not error and same else None
+    yield Case(
+        what, after is not None and after <= 5.0 + 1e-9, error or f"the rewrite finishes at {after!r} s"
+    )

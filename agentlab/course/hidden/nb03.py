@@ -44,3 +44,71 @@ def read_plan(parse: Callable) -> Iterator[Case]:
     ):
         right, detail = _raises_plan_error(parse, text)
         yield Case(f"{what}: a PlanError (the plan is the first JSON object)", right, detail)
+
+
+# --- 03.ends-in-report ---------------------------------------------------------------------------
+
+
+def _step(step_id: str, role: str, *depends_on: str):
+    from agentlab.plan import Step
+
+    return Step(step_id, role, f"Do {step_id}.", depends_on)
+
+
+@grading("03.ends-in-report")
+def ends_in_report(rule: Callable) -> Iterator[Case]:
+    for what, steps in (
+        (
+            "a writer's draft, then the writer's report",
+            [_step("s1", "researcher"), _step("s2", "writer", "s1"), _step("s3", "writer", "s2")],
+        ),
+        (
+            "two writers' drafts joined by the report",
+            [_step("d1", "writer"), _step("d2", "writer"), _step("r", "writer", "d1", "d2")],
+        ),
+    ):
+        try:
+            with time_limit():
+                rule(Plan(steps))
+        except Exception as error:
+            if is_stub(error):
+                raise
+            yield Case(f"{what}: accepted", False, f"raised {type(error).__name__}: {error}"[:200])
+            continue
+        yield Case(f"{what}: accepted", True)
+
+
+# --- 03.score -----------------------------------------------------------------------------------
+
+
+def _near_misses(tasks: list) -> Callable:
+    """A solver that answers each task right, in a sentence, or with a digit too many (wrong, though
+    the right answer is inside it), by turns."""
+    from agentlab.run import Run
+
+    by_question = {t.question: (n, t) for n, t in enumerate(tasks)}
+
+    def solve(question: str) -> Run:
+        n, task = by_question[question]
+        answer = (task.answer, f"It is {task.answer}.", f"{task.answer}0")[n % 3]
+        run = Run(task=question, plan=Plan([_step("s1", "writer")]), status="done")
+        run.outputs["s1"] = answer
+        run.calls = [("plan", "planner", "call 0")] + [
+            ("s1", "writer", f"call {i}") for i in range(1, 2 + n % 2)
+        ]
+        return run
+
+    return solve
+
+
+@grading("03.score")
+def score(score_batch: Callable) -> Iterator[Case]:
+    from agentlab.course.checks import attempt
+    from agentlab.world import make_tasks
+
+    tasks = make_tasks(12, seed=11)
+    got, error = attempt(score_batch, tasks, _near_misses(tasks))
+    row = got.get("all") if isinstance(got, dict) else None
+    right = isinstance(row, dict) and row.get("right") == 8 and row.get("tasks") == 12
+    right = right and isinstance(row.get("calls"), int | float) and abs(row["calls"] - 2.5) < 1e-9
+    yield Case("answers with a digit too many: all tasks", not error and right, error or f"got {row!r}")

@@ -1,0 +1,327 @@
+"""A class's plausible wrong answers to notebooks 01-05, each graded as `agentlab course grade` grades
+(the exercise's own cases, then the instructor's hidden ones): every one must fail; and right answers
+written differently from the solution: every one must pass. An answer is the solution's code with a
+change or two ((old, new) pairs), a whole answer's source, or, where the answer is data, the data."""
+
+import notebook_code
+import pytest
+from graded import graded, made
+
+notebook_code.skip_without_solutions()
+
+CONCERNS = {
+    "bottleneck": "c",
+    "single point of failure": "a",
+    "decomposition cost": "e",
+    "swarms avoid": {"bottleneck", "single point of failure"},
+    "swarms give up": "y",
+}
+WHEN = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
+REROUTE = "output = team[backup](step, context)"
+RAISE_NO_BACKUP = 'raise RuntimeError(f"step {step.id!r} ({step.role}) failed, and no role stands in: {output}")'
+VOTES = "kept = [v for v in newest if newest[v] == max(newest.values())]"
+
+LAST = "last = max(step.depends_on, key=lambda dep: finish[dep], default=None)"
+HEADS = "heads[step.id] = durations[step.id] + max((heads[w] for w in waiters[step.id]), default=0.0)"
+SORT = "return Plan(sorted(plan, key=lambda s: -heads[s.id]))"
+DECODE = "data, _ = json.JSONDecoder().raw_decode(text, start)"
+TRIES = "tries = [step] * (1 + retries)"
+STAND_IN = "tries.append(replace(step, role=stand_in[step.role], tool=None, args={}))"
+CANDIDATE = "candidate = (largest, calls, depth, branching)"
+
+WRONG = {
+    "01.concerns": [
+        {**CONCERNS, "bottleneck": "a", "single point of failure": "c"},
+        {**CONCERNS, "decomposition cost": "b"},
+        {**CONCERNS, "bottleneck": "d"},
+        {**CONCERNS, "swarms avoid": {"bottleneck"}},
+        {**CONCERNS, "swarms avoid": {"bottleneck", "single point of failure", "decomposition cost"}},
+        {**CONCERNS, "swarms avoid": set()},
+        {**CONCERNS, "swarms give up": "x"},
+        {**CONCERNS, "swarms give up": "z"},
+        {**CONCERNS, "swarms avoid": {"single point of failure", "decomposition cost"}},
+    ],
+    "01.when-hierarchy": [
+        {**WHEN, "p": "hierarchy"},
+        {**WHEN, "q": "flat"},
+        {**WHEN, "r": "hierarchy"},
+        {**WHEN, "s": "flat"},
+        dict.fromkeys(WHEN, "flat"),
+        dict.fromkeys(WHEN, "hierarchy"),
+        {"p": "hierarchy", "q": "flat", "r": "hierarchy", "s": "flat"},
+        {"p": "flat", "q": "flat", "r": "hierarchy", "s": "hierarchy"},
+    ],
+    "01.sentinel": [
+        [('if output.startswith("FAILED"):', 'if "FAILED" in output:')],
+        [('if output.startswith("FAILED"):', 'if output == "FAILED":')],
+        [(REROUTE, "team[step.role] = team[backup]\n            output = team[step.role](step, context)")],
+        [('            if output.startswith("FAILED"):\n                raise', "            if False:\n                raise")],
+        [(RAISE_NO_BACKUP, "outputs[step.id] = output\n                continue")],
+        [(REROUTE, "output = team[backup](step, {})")],
+        [("backup = stand_in.get(step.role)", 'backup = "generalist"')],
+        [(REROUTE, "output = team[step.role](step, context)")],
+        [(RAISE_NO_BACKUP, 'raise RuntimeError("a step failed and nobody stands in")')],
+        [("backup = stand_in.get(step.role)", "backup = stand_in.get(step.role)\n            stand_in[step.role] = backup")],
+        [("    outputs = {}\n", "    outputs, moved = {}, {}\n"), ("output = team[step.role](step, context)\n", "output = team[moved.get(step.role, step.role)](step, context)\n"), (REROUTE, REROUTE + "\n            moved[step.role] = backup")],
+        [('if output.startswith("FAILED"):\n                raise', 'if output.startswith("FAILED:"):\n                raise')],
+    ],
+    "01.hierarchy": [
+        [('            calls["executor"] += 1\n', "")],
+        [('calls["sub-planner"] += 1', 'calls["sub-planner"] = 1')],
+        [("for step in chunk_plan.topological_order():", "for step in chunk_plan:")],
+        [("chunk_outputs[chunk_plan.final_step.id]", "chunk_outputs[chunk_plan.steps[-1].id]")],
+        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.extend(chunk_outputs.values())")],
+        [("synthesize(task, results)", "synthesize(task, sorted(results))")],
+        [('    calls["manager"] += 1\n', ""), ('        calls["sub-planner"] += 1', '        calls["sub-planner"] += 1\n        calls["manager"] += 1')],
+        [("return deliverable, calls", "return calls, deliverable")],
+        [('            calls["executor"] += 1\n', ""), ("results.append(", 'calls["executor"] += 1\n        results.append(')],
+        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.append(chunk_outputs[chunk_plan.final_step.id])\n        deliverable = synthesize(task, results)"), ("    deliverable = synthesize(task, results)\n    calls", "    calls")],
+        [("synthesize(task, results)", "synthesize(task, results[::-1])")],
+        [("calls = Counter()", "calls = Counter(planner=1)")],
+    ],
+    "01.reconcile": [
+        [(VOTES, "kept = [v for v in votes if votes[v] == most]")],
+        [(VOTES, "kept = [max(votes, key=votes.get)]")],
+        [(VOTES, "kept = [min(newest, key=newest.get)] if len(newest) > 1 else list(newest)")],
+        [("cited = tuple(s for s, f in pairs if f.value == kept[0])", "cited = tuple(s for s, _ in pairs)")],
+        [("tuple(s for s, _ in pairs), \"a tie", "tuple(s for s, f in pairs if f.value in newest), \"a tie")],
+        [("newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}", "newest = {v: max(f.as_of for _, f in pairs) for v in votes if votes[v] == most}")],
+        [("newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}", "newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes}")],
+        [("    for claim, pairs in said.items():", "    for claim, pairs in sorted(said.items()):")],
+        [("if len(kept) > 1:", "if len(kept) > 1 and False:")],
+        [("votes = Counter(f.value for _, f in pairs)", "votes = Counter(f.value for _, f in pairs[:3])")],
+        [("Resolved(claim, None,", "Resolved(claim, kept[0],")],
+    ],
+    "02.critical-path": [
+        [("for step in plan.topological_order():", "for step in plan:")],
+        [("end = max(finish, key=finish.get)", "end = plan.final_step.id")],
+        [(LAST, "last = step.depends_on[0] if step.depends_on else None")],
+        [(LAST, "last = max(step.depends_on, key=lambda dep: durations[dep], default=None)")],
+        [("return chain[::-1], length", "return chain[::-1], len(chain)")],
+        [("return chain[::-1], length", "return chain, length")],
+        [("+ durations[step.id]", "+ int(durations[step.id])")],
+        [("return chain[::-1], length", "return chain[::-1], round(length, 1)")],
+        [("end = max(finish, key=finish.get)", "end = min(finish, key=finish.get)")],
+        [("        before[step.id] = last", "        before[step.id] = last\n        durations[step.id] = finish[step.id]")],
+        [(LAST, "last = max(step.depends_on, default=None)")],
+        [("return chain[::-1], length", "return chain[::-1], float(round(length))")],
+    ],
+    "02.makespan": [
+        [("waiting = list(plan)", "waiting = list(plan.topological_order())")],
+        [("waiting = list(plan)", "waiting = sorted(plan, key=lambda s: -durations[s.id])")],
+        [("if end == now]", "if end == now][:1]")],
+        [("len(running) < workers and ", "")],
+        [("now + durations[step.id]", "now + int(durations[step.id])")],
+        "def finish_time(plan, durations, workers):\n    return max(sum(durations.values()) / workers, plan.critical_path(durations)[1])",
+        "def finish_time(plan, durations, workers):\n    return plan.critical_path(durations)[1]",
+        [("len(running) < workers", "len(running) <= workers")],
+        [("waiting.remove(step)", "waiting.remove(step)\n                durations[step.id] = 0")],
+        [("waiting = list(plan)", "waiting = sorted(plan, key=lambda s: durations[s.id])")],
+        [("now = min(running.values())", "now = max(running.values())")],
+    ],
+    "02.longest-first": [
+        [(SORT, "return Plan(sorted(plan, key=lambda s: -durations[s.id]))")],
+        [(HEADS, "heads[step.id] = durations[step.id] + max((durations[w] for w in waiters[step.id]), default=0.0)")],
+        [("durations[step.id] +", "step.duration +")],
+        [("reversed(plan.topological_order())", "reversed(list(plan))"), ("heads[w] for", "heads.get(w, 0) for")],
+        [(SORT, "return Plan(sorted(plan, key=lambda s: heads[s.id]))")],
+        [(HEADS, "heads[step.id] = durations[step.id] + sum(heads[w] for w in waiters[step.id])")],
+        [(SORT, "return sorted(plan, key=lambda s: -heads[s.id])")],
+        [(SORT, "return Plan([Step(s.id, s.role, s.instruction, s.depends_on) for s in sorted(plan, key=lambda s: -heads[s.id])])")],
+        [(HEADS, "heads[step.id] = 1 + max((heads[w] for w in waiters[step.id]), default=0)")],
+        "def longest_chain_first(plan, durations):\n    return Plan(plan.topological_order())",
+        [("(heads[w] for w in waiters[step.id])", "(durations[w] + heads[w] for w in waiters[step.id])")],
+    ],
+    "03.read-plan": [
+        "def read_plan(text, roles):\n    try:\n        return Plan.from_dict(json.loads(text[text.index('{'): text.rindex('}') + 1]), roles=roles)\n    except (ValueError, json.JSONDecodeError) as e:\n        raise PlanError(str(e))",
+        [("for start in starts:", "for start in starts[:1]:")],
+        [("            first_error = first_error or e\n            continue", "            raise")],
+        [("Plan.from_dict(data, roles=roles)", "Plan.from_dict(data)")],
+        [("            return Plan.from_dict(data, roles=roles)", "            try:\n                return Plan.from_dict(data, roles=roles)\n            except PlanError:\n                continue")],
+        "def read_plan(text, roles):\n    body = text.strip().removeprefix('```json').removesuffix('```')\n    try:\n        return Plan.from_dict(json.loads(body), roles=roles)\n    except json.JSONDecodeError as e:\n        raise PlanError(str(e))",
+        [("return Plan.from_dict(data, roles=roles)", "return data")],
+        "import re\n\ndef read_plan(text, roles):\n    found = re.search(r'\\{.*\\}', text, re.S)\n    if not found:\n        raise PlanError('no JSON')\n    try:\n        return Plan.from_dict(json.loads(found.group()), roles=roles)\n    except json.JSONDecodeError as e:\n        raise PlanError(str(e))",
+        [('raise PlanError("the reply holds no JSON object', 'raise ValueError("the reply holds no JSON object')],
+        [("    e = first_error\n    raise PlanError(", "    raise first_error\n    raise PlanError(")],
+    ],
+    "03.ends-in-report": [
+        [("ends = [step for step in plan if step.id not in used]", "ends = [plan.steps[-1]]")],
+        [("ends = [step for step in plan if step.id not in used]", "ends = [plan.final_step]")],
+        [('        if step.role != "writer":', '        if False:')],
+        [("if len(ends) > 1:", "if False:")],
+        [("f\"step {step.id!r} ({step.role})", "f\"step {step.id} ({step.role})")],
+        [("raise PlanError(\n                f\"step", "raise ValueError(\n                f\"step")],
+        [("if len(ends) > 1:", "if len([s for s in plan if s.role == 'writer']) > 1:")],
+        [("ends = [step for step in plan if step.id not in used]", "ends = [step for step in plan if step.id not in used and step.role != 'writer'] or [s for s in plan if s.role == 'writer'][:1]")],
+        "def ends_in_one_report(plan):\n    last = plan.steps[-1]\n    if last.role != 'writer':\n        raise PlanError(f'step {last.id!r} ends the plan')",
+        [("used = {dep for step in plan for dep in step.depends_on}", "used = {dep for step in plan for dep in step.depends_on[:1]}")],
+    ],
+    "03.score": [
+        [("task.check(run.deliverable)", "(run.deliverable == task.answer)")],
+        [("        run = solve(task.question)\n", "        run = solve(task.question)\n        if run.status != 'done':\n            continue\n")],
+        [('row["calls"] /= row["tasks"]', 'row["calls"] /= max(row["right"], 1)')],
+        [('for key in (task.family, "all"):', "for key in (task.family,):")],
+        [('        row["calls"] /= row["tasks"]\n', "        pass\n")],
+        [("len(run.calls)", "len([c for c in run.calls if c[1] != 'planner'])")],
+        [('row["calls"] /= row["tasks"]', 'row["calls"] /= len(tasks)')],
+        [("len(run.calls)", "(len(run.calls) if run.status == 'done' else 0)")],
+        [('row["calls"] /= row["tasks"]', 'row["calls"] //= row["tasks"]')],
+        [("task.check(run.deliverable)", "(task.answer in str(run.deliverable))")],
+    ],
+    "04.total-check": [
+        [("largest = max(float(part) for part in parts)", "largest = float(max(part.strip() for part in parts))")],
+        [("largest = max(float(part) for part in parts)", "largest = max(float(part) for part in parts[:2])")],
+        [("    try:\n        question", "    if step.role != 'analyst':\n        return None\n    try:\n        question")],
+        [("if total < largest:", "if total and total < largest:")],
+        [("fill_in(step.instruction, context)", "fill_in('What is ' + step.args.get('expression', '') + '?', context)")],
+        [("total = world.number_in(output)", "total = float(output)")],
+        [("if total < largest:", "if total != sum(float(p) for p in parts):")],
+        [("if not isinstance(question, world.Arithmetic):\n        return None", "if not isinstance(question, world.Arithmetic):\n        return 'not a sum'")],
+        [("if total < largest:", "if total <= largest:")],
+        [("total = world.number_in(output)", "total = float(re.findall(r'-?[\\d.]+', output.replace(',', ''))[0]) if re.findall(r'-?[\\d.]+', output.replace(',', '')) else None")],
+        [("fill_in(step.instruction, context)", "step.instruction")],
+        [("if total < largest:", "if total < min(float(part) for part in parts):")],
+    ],
+    "04.retry-then-reroute": [
+        [(TRIES, "tries = [step] * retries")],
+        [(TRIES, "tries = [step] * (2 + retries)")],
+        [(STAND_IN, "tries.append(replace(step, role=stand_in[step.role]))")],
+        [("failure = inspect(step, output, context, checks)", "failure = Failure('sentinel', output) if output.startswith('FAILED') else None")],
+        [('    tried_by = ", ".join', '    return None, attempts\n    tried_by = ", ".join')],
+        [(TRIES, "tries = []"), ("    for tried in tries:", "    tries += [step] * (1 + retries)\n    for tried in tries:")],
+        [('raise RuntimeError(f"step {step.id!r} failed after', 'raise RuntimeError(f"failed after')],
+        [("except Exception as error:", "except ValueError as error:")],
+        [("inspect(step, output, context, checks)", "inspect(step, output, context)")],
+        [("output = team[tried.role](tried, context).output", "output = team[tried.role](tried, context if tried is step else {}).output")],
+        [("attempts.append((tried.role, failure))", "attempts.append((step.role, failure))")],
+        [(STAND_IN, "tries.append(replace(step, role=stand_in[step.role], tool=None, args={}, instruction='Answer: ' + step.instruction))")],
+    ],
+    "04.installments": [
+        [("Budget(calls=n * calls_per_installment)", "Budget(calls=calls_per_installment)")],
+        [("resume=True", "resume=False")],
+        [('if run.status != "stopped":', 'if run.status == "done":')],
+        [("range(1, max_installments + 1)", "range(1, max_installments + 2)")],
+        [("range(1, max_installments + 1)", "range(1, max_installments)")],
+        [('raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")', 'raise RuntimeError("the run is not over")')],
+        [("            return runs", "            return [run]")],
+        [("checkpoint=path", "checkpoint=f'{path}.{n}'")],
+        [("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)")],
+        [('raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")', "return runs")],
+    ],
+    "05.team-calls": [
+        [("        if level == depth:\n            return 2", "        if level == depth:\n            return 1")],
+        [("            return 2 + team(items, level + 1)", "            return 2")],
+        [("team(size + (i < extra), level + 1)", "team(size, level + 1)")],
+        "def predict_calls(width, depth, branching):\n    return 2 * sum(branching ** k for k in range(depth))",
+        [("return team(width, 1)", "return team(width, 0)")],
+        [("parts = min(branching, items)", "parts = branching")],
+        [("return 2 + sum(", "return 3 + sum(")],
+        [("size, extra = divmod(items, parts)", "size, extra = -(-items // parts), 0")],
+        [("parts = min(branching, items)", "parts = max(2, min(branching, items))")],
+        [("return 2 + sum(team(size + (i < extra), level + 1) for i in range(parts))", "return 2 + parts * team(size + (extra > 0), level + 1)")],
+    ],
+    "05.rollup": [
+        [("if role != LEAD", "")],
+        [("c.usage.total_tokens", "c.usage.input_tokens")],
+        [("levels[team.level] = levels.get(team.level, 0) + own", "levels[team.level - 1] = levels.get(team.level - 1, 0) + own")],
+        [("levels[team.level] = levels.get(team.level, 0) + own", "levels[team.level] = own")],
+        [("for team in root.walk():", "for team in [root]:")],
+        "def tokens_by_level(root):\n    from agentlab.hierarchy import rollup\n    return {int(k.split()[-1]): v.usage.total_tokens for k, v in rollup(root).by_level.items()}",
+        [("c.usage.total_tokens", "c.usage.output_tokens")],
+        [("levels[team.level] = levels.get(team.level, 0) + own", "levels[f'level {team.level}'] = levels.get(f'level {team.level}', 0) + own")],
+        [("if role != LEAD", "if role == LEAD")],
+        [("own = sum(c.usage.total_tokens for", "own = sum(1 for")],
+    ],
+    "05.shape": [
+        [("if calls <= budget:", "if calls < budget:")],
+        [(CANDIDATE, "candidate = (calls, largest, depth, branching)")],
+        [(CANDIDATE, "candidate = (largest, calls, -depth, branching)")],
+        [("return None if best is None else best[2:]", "return None if best is None else best[:1:-1]")],
+        [("for depth in (1, 2, 3):", "for depth in (1, 2):")],
+        [("return None if best is None else best[2:]", "return (1, 2) if best is None else best[2:]")],
+        [(CANDIDATE, "candidate = (largest, calls, depth, -branching)")],
+        [("largest = max(len(team.run.plan) for team in tree.walk())", "largest = len(tree.run.plan)")],
+        [("calls = len(tree.calls())", "calls = len(list(tree.walk()))")],
+        [(CANDIDATE, "candidate = (largest, -calls, depth, branching)")],
+    ],
+}
+RIGHT = {
+    "01.concerns": [
+        {**CONCERNS, "swarms avoid": ["single point of failure", "bottleneck"]},
+        {**CONCERNS, "swarms avoid": ("bottleneck", "single point of failure")},
+        {**CONCERNS, "swarms avoid": frozenset({"bottleneck", "single point of failure"})},
+    ],
+    "01.when-hierarchy": [{"s": "hierarchy", "r": "flat", "q": "hierarchy", "p": "flat"}, dict(WHEN)],
+    "01.sentinel": [
+        [('if output.startswith("FAILED"):\n            backup', 'if output.split(":")[0].strip() == "FAILED":\n            backup')],
+        [("backup = stand_in.get(step.role)\n            if backup is None:", "if step.role not in stand_in:"), ("{output}\")\n            print", "{output}\")\n            backup = stand_in[step.role]\n            print")],
+        [('print(f"step {step.id}: the {step.role} answered {output!r}; rerouted to the {backup}")', "pass")],
+    ],
+    "01.hierarchy": [
+        [("chunk_outputs = {}  #", "chunk_outputs = dict()  #")],
+        [("results = []", "results = list()"), ("calls = Counter()", "calls = {}"), ('calls["manager"] += 1', 'calls["manager"] = 1'), ('calls["sub-planner"] += 1', 'calls["sub-planner"] = calls.get("sub-planner", 0) + 1'), ('calls["executor"] += 1', 'calls["executor"] = calls.get("executor", 0) + 1'), ('calls["synthesizer"] += 1', 'calls["synthesizer"] = 1')],
+        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.append(chunk_outputs[chunk_plan.topological_order()[-1].id])")],
+    ],
+    "01.reconcile": [
+        [("most = max(votes.values())", "most = votes.most_common(1)[0][1]")],
+        [(VOTES, "kept = [v for v, d in newest.items() if d == max(newest.values())]")],
+    ],
+    "02.critical-path": [
+        [(LAST, "last = None\n        for dep in step.depends_on:\n            if last is None or finish[dep] > finish[last]:\n                last = dep")],
+        [("return chain[::-1], length", "return list(reversed(chain)), float(length)")],
+    ],
+    "02.makespan": [
+        [("waiting = list(plan)", "waiting = [s for s in plan]")],
+        [("for step_id in [s for s, end in running.items() if end == now]:", "for step_id in [s for s in list(running) if running[s] <= now]:")],
+    ],
+    "02.longest-first": [
+        [(SORT, "return Plan(sorted(plan, key=lambda s: heads[s.id], reverse=True))")],
+        "import functools\n\ndef longest_chain_first(plan, durations):\n    @functools.cache\n    def head(i):\n        return durations[i] + max((head(t.id) for t in plan if i in t.depends_on), default=0.0)\n    return Plan(sorted(plan.steps, key=lambda s: -head(s.id)))",
+    ],
+    "03.read-plan": [
+        [("starts = [i for i, c in enumerate(text) if c == \"{\"]", "starts = [i for i in range(len(text)) if text[i] == \"{\"]")],
+        "def read_plan(text, roles):\n    decoder, error = json.JSONDecoder(), None\n    for i, c in enumerate(text):\n        if c != '{':\n            continue\n        try:\n            data, _ = decoder.raw_decode(text, i)\n        except json.JSONDecodeError as e:\n            error = error or e\n            continue\n        if isinstance(data, dict):\n            return Plan.from_dict(data, roles=roles)\n    raise PlanError(f'no plan in the reply: {error}')",
+    ],
+    "03.ends-in-report": [
+        "def ends_in_one_report(plan):\n    ends = [s for s in plan if not plan.dependants(s.id)]\n    bad = [s for s in ends if s.role != 'writer']\n    if bad:\n        raise PlanError(f'step {bad[0].id!r} ends the plan but is not the report')\n    if len(ends) != 1:\n        raise PlanError('more than one report: ' + ', '.join(repr(s.id) for s in ends))",
+    ],
+    "03.score": [
+        "from collections import defaultdict\n\ndef score(tasks, solve):\n    right, count, calls = defaultdict(int), defaultdict(int), defaultdict(int)\n    for t in tasks:\n        run = solve(t.question)\n        for k in (t.family, 'all'):\n            right[k] += bool(t.check(run.deliverable))\n            count[k] += 1\n            calls[k] += len(run.calls)\n    return {k: {'right': right[k], 'tasks': count[k], 'calls': calls[k] / count[k]} for k in count}",
+    ],
+    "04.total-check": [
+        [("largest = max(float(part) for part in parts)", "largest = max(map(float, parts))")],
+        [("if total < largest:", "if any(total < float(p) for p in parts):")],
+    ],
+    "04.retry-then-reroute": [
+        [(TRIES, "tries = [step for _ in range(retries + 1)]")],
+    ],
+    "04.installments": [
+        [("for n in range(1, max_installments + 1):", "for n in range(max_installments):"), ("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)")],
+    ],
+    "05.team-calls": [
+        [("team(size + (i < extra), level + 1)", "team(size + (i >= parts - extra), level + 1)")],
+        "def predict_calls(width, depth, branching):\n    def calls(items, level):\n        if level == depth:\n            return 2\n        k = min(branching, items)\n        if k < 2:\n            return 2 + calls(items, level + 1)\n        sizes = [items // k + (1 if i < items % k else 0) for i in range(k)]\n        return 2 + sum(calls(s, level + 1) for s in sizes)\n    return calls(width, 1)",
+    ],
+    "05.rollup": [
+        "from collections import Counter\n\ndef tokens_by_level(root):\n    out = Counter()\n    for team in root.walk():\n        out[team.level] += sum(c.usage.total_tokens for _, role, c in team.run.calls if role != LEAD)\n    return dict(out)",
+    ],
+    "05.shape": [
+        [(CANDIDATE, "candidate = (largest, calls, depth, branching)"), ("best = candidate if best is None else min(best, candidate)", "best = min([c for c in (best, candidate) if c is not None])")],
+    ],
+}
+
+
+def _cases():
+    for kind, table in (("wrong", WRONG), ("right", RIGHT)):
+        for exercise, specs in table.items():
+            for n, spec in enumerate(specs, 1):
+                yield pytest.param(exercise, kind, spec, id=f"{exercise}-{kind}-{n}")
+
+
+@pytest.mark.parametrize("exercise, kind, spec", list(_cases()))
+def test_a_wrong_answer_fails_and_a_right_one_passes(exercise, kind, spec, capsys):
+    result = graded(exercise, made(exercise, spec))
+    if kind == "wrong":
+        assert result.status != "passed", f"{exercise}: a wrong answer passed"
+    else:
+        assert result.status == "passed", f"{exercise}: a right answer {result.status}: {result.detail}"
