@@ -69,9 +69,11 @@ def answer_name(exercise: str) -> str:
 
 
 def made(exercise: str, spec: Any) -> Any:
-    """An answer from a short spec: (old, new) edits of the solution's code, the source of a whole
-    answer (a str), or, for an exercise whose answer is data, the value itself (a dict)."""
+    """An answer from a short spec: None for the solution itself, (old, new) edits of the solution's
+    code, the source of a whole answer (a str), or, for an exercise whose answer is data, the data."""
     notebook, name = exercise.split(".")[0], answer_name(exercise)
+    if spec is None:  # the solution itself
+        return solution_namespace(notebook)[name]
     if isinstance(spec, str):
         return written(notebook, name, spec)
     if isinstance(spec, tuple | list) and all(isinstance(e, tuple) and len(e) == 2 for e in spec):

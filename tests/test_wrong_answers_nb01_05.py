@@ -1,3 +1,4 @@
+# ruff: noqa: E501 (an answer is a line of code, or a few joined by \n: kept on one line each)
 """A class's plausible wrong answers to notebooks 01-05, each graded as `agentlab course grade` grades
 (the exercise's own cases, then the instructor's hidden ones): every one must fail; and right answers
 written differently from the solution: every one must pass. An answer is the solution's code with a
@@ -18,7 +19,9 @@ CONCERNS = {
 }
 WHEN = {"p": "flat", "q": "hierarchy", "r": "flat", "s": "hierarchy"}
 REROUTE = "output = team[backup](step, context)"
-RAISE_NO_BACKUP = 'raise RuntimeError(f"step {step.id!r} ({step.role}) failed, and no role stands in: {output}")'
+RAISE_NO_BACKUP = (
+    'raise RuntimeError(f"step {step.id!r} ({step.role}) failed, and no role stands in: {output}")'
+)
 VOTES = "kept = [v for v in newest if newest[v] == max(newest.values())]"
 
 LAST = "last = max(step.depends_on, key=lambda dep: finish[dep], default=None)"
@@ -55,27 +58,69 @@ WRONG = {
         [('if output.startswith("FAILED"):', 'if "FAILED" in output:')],
         [('if output.startswith("FAILED"):', 'if output == "FAILED":')],
         [(REROUTE, "team[step.role] = team[backup]\n            output = team[step.role](step, context)")],
-        [('            if output.startswith("FAILED"):\n                raise', "            if False:\n                raise")],
+        [
+            (
+                '            if output.startswith("FAILED"):\n                raise',
+                "            if False:\n                raise",
+            )
+        ],
         [(RAISE_NO_BACKUP, "outputs[step.id] = output\n                continue")],
         [(REROUTE, "output = team[backup](step, {})")],
         [("backup = stand_in.get(step.role)", 'backup = "generalist"')],
         [(REROUTE, "output = team[step.role](step, context)")],
         [(RAISE_NO_BACKUP, 'raise RuntimeError("a step failed and nobody stands in")')],
-        [("backup = stand_in.get(step.role)", "backup = stand_in.get(step.role)\n            stand_in[step.role] = backup")],
-        [("    outputs = {}\n", "    outputs, moved = {}, {}\n"), ("output = team[step.role](step, context)\n", "output = team[moved.get(step.role, step.role)](step, context)\n"), (REROUTE, REROUTE + "\n            moved[step.role] = backup")],
-        [('if output.startswith("FAILED"):\n                raise', 'if output.startswith("FAILED:"):\n                raise')],
+        [
+            (
+                "backup = stand_in.get(step.role)",
+                "backup = stand_in.get(step.role)\n            stand_in[step.role] = backup",
+            )
+        ],
+        [
+            ("    outputs = {}\n", "    outputs, moved = {}, {}\n"),
+            (
+                "output = team[step.role](step, context)\n",
+                "output = team[moved.get(step.role, step.role)](step, context)\n",
+            ),
+            (REROUTE, REROUTE + "\n            moved[step.role] = backup"),
+        ],
+        [
+            (
+                'if output.startswith("FAILED"):\n                raise',
+                'if output.startswith("FAILED:"):\n                raise',
+            )
+        ],
     ],
     "01.hierarchy": [
         [('            calls["executor"] += 1\n', "")],
         [('calls["sub-planner"] += 1', 'calls["sub-planner"] = 1')],
         [("for step in chunk_plan.topological_order():", "for step in chunk_plan:")],
         [("chunk_outputs[chunk_plan.final_step.id]", "chunk_outputs[chunk_plan.steps[-1].id]")],
-        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.extend(chunk_outputs.values())")],
+        [
+            (
+                "results.append(chunk_outputs[chunk_plan.final_step.id])",
+                "results.extend(chunk_outputs.values())",
+            )
+        ],
         [("synthesize(task, results)", "synthesize(task, sorted(results))")],
-        [('    calls["manager"] += 1\n', ""), ('        calls["sub-planner"] += 1', '        calls["sub-planner"] += 1\n        calls["manager"] += 1')],
+        [
+            ('    calls["manager"] += 1\n', ""),
+            (
+                '        calls["sub-planner"] += 1',
+                '        calls["sub-planner"] += 1\n        calls["manager"] += 1',
+            ),
+        ],
         [("return deliverable, calls", "return calls, deliverable")],
-        [('            calls["executor"] += 1\n', ""), ("results.append(", 'calls["executor"] += 1\n        results.append(')],
-        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.append(chunk_outputs[chunk_plan.final_step.id])\n        deliverable = synthesize(task, results)"), ("    deliverable = synthesize(task, results)\n    calls", "    calls")],
+        [
+            ('            calls["executor"] += 1\n', ""),
+            ("results.append(", 'calls["executor"] += 1\n        results.append('),
+        ],
+        [
+            (
+                "results.append(chunk_outputs[chunk_plan.final_step.id])",
+                "results.append(chunk_outputs[chunk_plan.final_step.id])\n        deliverable = synthesize(task, results)",
+            ),
+            ("    deliverable = synthesize(task, results)\n    calls", "    calls"),
+        ],
         [("synthesize(task, results)", "synthesize(task, results[::-1])")],
         [("calls = Counter()", "calls = Counter(planner=1)")],
     ],
@@ -84,9 +129,19 @@ WRONG = {
         [(VOTES, "kept = [max(votes, key=votes.get)]")],
         [(VOTES, "kept = [min(newest, key=newest.get)] if len(newest) > 1 else list(newest)")],
         [("cited = tuple(s for s, f in pairs if f.value == kept[0])", "cited = tuple(s for s, _ in pairs)")],
-        [("tuple(s for s, _ in pairs), \"a tie", "tuple(s for s, f in pairs if f.value in newest), \"a tie")],
-        [("newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}", "newest = {v: max(f.as_of for _, f in pairs) for v in votes if votes[v] == most}")],
-        [("newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}", "newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes}")],
+        [('tuple(s for s, _ in pairs), "a tie', 'tuple(s for s, f in pairs if f.value in newest), "a tie')],
+        [
+            (
+                "newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}",
+                "newest = {v: max(f.as_of for _, f in pairs) for v in votes if votes[v] == most}",
+            )
+        ],
+        [
+            (
+                "newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes if votes[v] == most}",
+                "newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in votes}",
+            )
+        ],
         [("    for claim, pairs in said.items():", "    for claim, pairs in sorted(said.items()):")],
         [("if len(kept) > 1:", "if len(kept) > 1 and False:")],
         [("votes = Counter(f.value for _, f in pairs)", "votes = Counter(f.value for _, f in pairs[:3])")],
@@ -102,7 +157,12 @@ WRONG = {
         [("+ durations[step.id]", "+ int(durations[step.id])")],
         [("return chain[::-1], length", "return chain[::-1], round(length, 1)")],
         [("end = max(finish, key=finish.get)", "end = min(finish, key=finish.get)")],
-        [("        before[step.id] = last", "        before[step.id] = last\n        durations[step.id] = finish[step.id]")],
+        [
+            (
+                "        before[step.id] = last",
+                "        before[step.id] = last\n        durations[step.id] = finish[step.id]",
+            )
+        ],
         [(LAST, "last = max(step.depends_on, default=None)")],
         [("return chain[::-1], length", "return chain[::-1], float(round(length))")],
     ],
@@ -121,13 +181,26 @@ WRONG = {
     ],
     "02.longest-first": [
         [(SORT, "return Plan(sorted(plan, key=lambda s: -durations[s.id]))")],
-        [(HEADS, "heads[step.id] = durations[step.id] + max((durations[w] for w in waiters[step.id]), default=0.0)")],
+        [
+            (
+                HEADS,
+                "heads[step.id] = durations[step.id] + max((durations[w] for w in waiters[step.id]), default=0.0)",
+            )
+        ],
         [("durations[step.id] +", "step.duration +")],
-        [("reversed(plan.topological_order())", "reversed(list(plan))"), ("heads[w] for", "heads.get(w, 0) for")],
+        [
+            ("reversed(plan.topological_order())", "reversed(list(plan))"),
+            ("heads[w] for", "heads.get(w, 0) for"),
+        ],
         [(SORT, "return Plan(sorted(plan, key=lambda s: heads[s.id]))")],
         [(HEADS, "heads[step.id] = durations[step.id] + sum(heads[w] for w in waiters[step.id])")],
         [(SORT, "return sorted(plan, key=lambda s: -heads[s.id])")],
-        [(SORT, "return Plan([Step(s.id, s.role, s.instruction, s.depends_on) for s in sorted(plan, key=lambda s: -heads[s.id])])")],
+        [
+            (
+                SORT,
+                "return Plan([Step(s.id, s.role, s.instruction, s.depends_on) for s in sorted(plan, key=lambda s: -heads[s.id])])",
+            )
+        ],
         [(HEADS, "heads[step.id] = 1 + max((heads[w] for w in waiters[step.id]), default=0)")],
         "def longest_chain_first(plan, durations):\n    return Plan(plan.topological_order())",
         [("(heads[w] for w in waiters[step.id])", "(durations[w] + heads[w] for w in waiters[step.id])")],
@@ -137,28 +210,53 @@ WRONG = {
         [("for start in starts:", "for start in starts[:1]:")],
         [("            first_error = first_error or e\n            continue", "            raise")],
         [("Plan.from_dict(data, roles=roles)", "Plan.from_dict(data)")],
-        [("            return Plan.from_dict(data, roles=roles)", "            try:\n                return Plan.from_dict(data, roles=roles)\n            except PlanError:\n                continue")],
+        [
+            (
+                "            return Plan.from_dict(data, roles=roles)",
+                "            try:\n                return Plan.from_dict(data, roles=roles)\n            except PlanError:\n                continue",
+            )
+        ],
         "def read_plan(text, roles):\n    body = text.strip().removeprefix('```json').removesuffix('```')\n    try:\n        return Plan.from_dict(json.loads(body), roles=roles)\n    except json.JSONDecodeError as e:\n        raise PlanError(str(e))",
         [("return Plan.from_dict(data, roles=roles)", "return data")],
         "import re\n\ndef read_plan(text, roles):\n    found = re.search(r'\\{.*\\}', text, re.S)\n    if not found:\n        raise PlanError('no JSON')\n    try:\n        return Plan.from_dict(json.loads(found.group()), roles=roles)\n    except json.JSONDecodeError as e:\n        raise PlanError(str(e))",
-        [('raise PlanError("the reply holds no JSON object', 'raise ValueError("the reply holds no JSON object')],
+        [
+            (
+                'raise PlanError("the reply holds no JSON object',
+                'raise ValueError("the reply holds no JSON object',
+            )
+        ],
         [("    e = first_error\n    raise PlanError(", "    raise first_error\n    raise PlanError(")],
     ],
     "03.ends-in-report": [
         [("ends = [step for step in plan if step.id not in used]", "ends = [plan.steps[-1]]")],
         [("ends = [step for step in plan if step.id not in used]", "ends = [plan.final_step]")],
-        [('        if step.role != "writer":', '        if False:')],
+        [('        if step.role != "writer":', "        if False:")],
         [("if len(ends) > 1:", "if False:")],
-        [("f\"step {step.id!r} ({step.role})", "f\"step {step.id} ({step.role})")],
-        [("raise PlanError(\n                f\"step", "raise ValueError(\n                f\"step")],
+        [('f"step {step.id!r} ({step.role})', 'f"step {step.id} ({step.role})')],
+        [('raise PlanError(\n                f"step', 'raise ValueError(\n                f"step')],
         [("if len(ends) > 1:", "if len([s for s in plan if s.role == 'writer']) > 1:")],
-        [("ends = [step for step in plan if step.id not in used]", "ends = [step for step in plan if step.id not in used and step.role != 'writer'] or [s for s in plan if s.role == 'writer'][:1]")],
+        [
+            (
+                "ends = [step for step in plan if step.id not in used]",
+                "ends = [step for step in plan if step.id not in used and step.role != 'writer'] or [s for s in plan if s.role == 'writer'][:1]",
+            )
+        ],
         "def ends_in_one_report(plan):\n    last = plan.steps[-1]\n    if last.role != 'writer':\n        raise PlanError(f'step {last.id!r} ends the plan')",
-        [("used = {dep for step in plan for dep in step.depends_on}", "used = {dep for step in plan for dep in step.depends_on[:1]}")],
+        [
+            (
+                "used = {dep for step in plan for dep in step.depends_on}",
+                "used = {dep for step in plan for dep in step.depends_on[:1]}",
+            )
+        ],
     ],
     "03.score": [
         [("task.check(run.deliverable)", "(run.deliverable == task.answer)")],
-        [("        run = solve(task.question)\n", "        run = solve(task.question)\n        if run.status != 'done':\n            continue\n")],
+        [
+            (
+                "        run = solve(task.question)\n",
+                "        run = solve(task.question)\n        if run.status != 'done':\n            continue\n",
+            )
+        ],
         [('row["calls"] /= row["tasks"]', 'row["calls"] /= max(row["right"], 1)')],
         [('for key in (task.family, "all"):', "for key in (task.family,):")],
         [('        row["calls"] /= row["tasks"]\n', "        pass\n")],
@@ -169,16 +267,46 @@ WRONG = {
         [("task.check(run.deliverable)", "(task.answer in str(run.deliverable))")],
     ],
     "04.total-check": [
-        [("largest = max(float(part) for part in parts)", "largest = float(max(part.strip() for part in parts))")],
-        [("largest = max(float(part) for part in parts)", "largest = max(float(part) for part in parts[:2])")],
-        [("    try:\n        question", "    if step.role != 'analyst':\n        return None\n    try:\n        question")],
+        [
+            (
+                "largest = max(float(part) for part in parts)",
+                "largest = float(max(part.strip() for part in parts))",
+            )
+        ],
+        [
+            (
+                "largest = max(float(part) for part in parts)",
+                "largest = max(float(part) for part in parts[:2])",
+            )
+        ],
+        [
+            (
+                "    try:\n        question",
+                "    if step.role != 'analyst':\n        return None\n    try:\n        question",
+            )
+        ],
         [("if total < largest:", "if total and total < largest:")],
-        [("fill_in(step.instruction, context)", "fill_in('What is ' + step.args.get('expression', '') + '?', context)")],
+        [
+            (
+                "fill_in(step.instruction, context)",
+                "fill_in('What is ' + step.args.get('expression', '') + '?', context)",
+            )
+        ],
         [("total = world.number_in(output)", "total = float(output)")],
         [("if total < largest:", "if total != sum(float(p) for p in parts):")],
-        [("if not isinstance(question, world.Arithmetic):\n        return None", "if not isinstance(question, world.Arithmetic):\n        return 'not a sum'")],
+        [
+            (
+                "if not isinstance(question, world.Arithmetic):\n        return None",
+                "if not isinstance(question, world.Arithmetic):\n        return 'not a sum'",
+            )
+        ],
         [("if total < largest:", "if total <= largest:")],
-        [("total = world.number_in(output)", "total = float(re.findall(r'-?[\\d.]+', output.replace(',', ''))[0]) if re.findall(r'-?[\\d.]+', output.replace(',', '')) else None")],
+        [
+            (
+                "total = world.number_in(output)",
+                "total = float(re.findall(r'-?[\\d.]+', output.replace(',', ''))[0]) if re.findall(r'-?[\\d.]+', output.replace(',', '')) else None",
+            )
+        ],
         [("fill_in(step.instruction, context)", "step.instruction")],
         [("if total < largest:", "if total < min(float(part) for part in parts):")],
     ],
@@ -186,15 +314,33 @@ WRONG = {
         [(TRIES, "tries = [step] * retries")],
         [(TRIES, "tries = [step] * (2 + retries)")],
         [(STAND_IN, "tries.append(replace(step, role=stand_in[step.role]))")],
-        [("failure = inspect(step, output, context, checks)", "failure = Failure('sentinel', output) if output.startswith('FAILED') else None")],
+        [
+            (
+                "failure = inspect(step, output, context, checks)",
+                "failure = Failure('sentinel', output) if output.startswith('FAILED') else None",
+            )
+        ],
         [('    tried_by = ", ".join', '    return None, attempts\n    tried_by = ", ".join')],
-        [(TRIES, "tries = []"), ("    for tried in tries:", "    tries += [step] * (1 + retries)\n    for tried in tries:")],
+        [
+            (TRIES, "tries = []"),
+            ("    for tried in tries:", "    tries += [step] * (1 + retries)\n    for tried in tries:"),
+        ],
         [('raise RuntimeError(f"step {step.id!r} failed after', 'raise RuntimeError(f"failed after')],
         [("except Exception as error:", "except ValueError as error:")],
         [("inspect(step, output, context, checks)", "inspect(step, output, context)")],
-        [("output = team[tried.role](tried, context).output", "output = team[tried.role](tried, context if tried is step else {}).output")],
+        [
+            (
+                "output = team[tried.role](tried, context).output",
+                "output = team[tried.role](tried, context if tried is step else {}).output",
+            )
+        ],
         [("attempts.append((tried.role, failure))", "attempts.append((step.role, failure))")],
-        [(STAND_IN, "tries.append(replace(step, role=stand_in[step.role], tool=None, args={}, instruction='Answer: ' + step.instruction))")],
+        [
+            (
+                STAND_IN,
+                "tries.append(replace(step, role=stand_in[step.role], tool=None, args={}, instruction='Answer: ' + step.instruction))",
+            )
+        ],
     ],
     "04.installments": [
         [("Budget(calls=n * calls_per_installment)", "Budget(calls=calls_per_installment)")],
@@ -202,14 +348,29 @@ WRONG = {
         [('if run.status != "stopped":', 'if run.status == "done":')],
         [("range(1, max_installments + 1)", "range(1, max_installments + 2)")],
         [("range(1, max_installments + 1)", "range(1, max_installments)")],
-        [('raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")', 'raise RuntimeError("the run is not over")')],
+        [
+            (
+                'raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")',
+                'raise RuntimeError("the run is not over")',
+            )
+        ],
         [("            return runs", "            return [run]")],
         [("checkpoint=path", "checkpoint=f'{path}.{n}'")],
         [("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)")],
-        [('raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")', "return runs")],
+        [
+            (
+                'raise RuntimeError(f"the run is not over after max_installments={max_installments} installments")',
+                "return runs",
+            )
+        ],
     ],
     "05.team-calls": [
-        [("        if level == depth:\n            return 2", "        if level == depth:\n            return 1")],
+        [
+            (
+                "        if level == depth:\n            return 2",
+                "        if level == depth:\n            return 1",
+            )
+        ],
         [("            return 2 + team(items, level + 1)", "            return 2")],
         [("team(size + (i < extra), level + 1)", "team(size, level + 1)")],
         "def predict_calls(width, depth, branching):\n    return 2 * sum(branching ** k for k in range(depth))",
@@ -218,17 +379,32 @@ WRONG = {
         [("return 2 + sum(", "return 3 + sum(")],
         [("size, extra = divmod(items, parts)", "size, extra = -(-items // parts), 0")],
         [("parts = min(branching, items)", "parts = max(2, min(branching, items))")],
-        [("return 2 + sum(team(size + (i < extra), level + 1) for i in range(parts))", "return 2 + parts * team(size + (extra > 0), level + 1)")],
+        [
+            (
+                "return 2 + sum(team(size + (i < extra), level + 1) for i in range(parts))",
+                "return 2 + parts * team(size + (extra > 0), level + 1)",
+            )
+        ],
     ],
     "05.rollup": [
         [("if role != LEAD", "")],
         [("c.usage.total_tokens", "c.usage.input_tokens")],
-        [("levels[team.level] = levels.get(team.level, 0) + own", "levels[team.level - 1] = levels.get(team.level - 1, 0) + own")],
+        [
+            (
+                "levels[team.level] = levels.get(team.level, 0) + own",
+                "levels[team.level - 1] = levels.get(team.level - 1, 0) + own",
+            )
+        ],
         [("levels[team.level] = levels.get(team.level, 0) + own", "levels[team.level] = own")],
         [("for team in root.walk():", "for team in [root]:")],
         "def tokens_by_level(root):\n    from agentlab.hierarchy import rollup\n    return {int(k.split()[-1]): v.usage.total_tokens for k, v in rollup(root).by_level.items()}",
         [("c.usage.total_tokens", "c.usage.output_tokens")],
-        [("levels[team.level] = levels.get(team.level, 0) + own", "levels[f'level {team.level}'] = levels.get(f'level {team.level}', 0) + own")],
+        [
+            (
+                "levels[team.level] = levels.get(team.level, 0) + own",
+                "levels[f'level {team.level}'] = levels.get(f'level {team.level}', 0) + own",
+            )
+        ],
         [("if role != LEAD", "if role == LEAD")],
         [("own = sum(c.usage.total_tokens for", "own = sum(1 for")],
     ],
@@ -253,33 +429,74 @@ RIGHT = {
     ],
     "01.when-hierarchy": [{"s": "hierarchy", "r": "flat", "q": "hierarchy", "p": "flat"}, dict(WHEN)],
     "01.sentinel": [
-        [('if output.startswith("FAILED"):\n            backup', 'if output.split(":")[0].strip() == "FAILED":\n            backup')],
-        [("backup = stand_in.get(step.role)\n            if backup is None:", "if step.role not in stand_in:"), ("{output}\")\n            print", "{output}\")\n            backup = stand_in[step.role]\n            print")],
+        [
+            (
+                'if output.startswith("FAILED"):\n            backup',
+                'if output.split(":")[0].strip() == "FAILED":\n            backup',
+            )
+        ],
+        [
+            (
+                "backup = stand_in.get(step.role)\n            if backup is None:",
+                "if step.role not in stand_in:",
+            ),
+            (
+                '{output}")\n            print',
+                '{output}")\n            backup = stand_in[step.role]\n            print',
+            ),
+        ],
         [('print(f"step {step.id}: the {step.role} answered {output!r}; rerouted to the {backup}")', "pass")],
     ],
     "01.hierarchy": [
         [("chunk_outputs = {}  #", "chunk_outputs = dict()  #")],
-        [("results = []", "results = list()"), ("calls = Counter()", "calls = {}"), ('calls["manager"] += 1', 'calls["manager"] = 1'), ('calls["sub-planner"] += 1', 'calls["sub-planner"] = calls.get("sub-planner", 0) + 1'), ('calls["executor"] += 1', 'calls["executor"] = calls.get("executor", 0) + 1'), ('calls["synthesizer"] += 1', 'calls["synthesizer"] = 1')],
-        [("results.append(chunk_outputs[chunk_plan.final_step.id])", "results.append(chunk_outputs[chunk_plan.topological_order()[-1].id])")],
+        [
+            ("results = []", "results = list()"),
+            ("calls = Counter()", "calls = {}"),
+            ('calls["manager"] += 1', 'calls["manager"] = 1'),
+            ('calls["sub-planner"] += 1', 'calls["sub-planner"] = calls.get("sub-planner", 0) + 1'),
+            ('calls["executor"] += 1', 'calls["executor"] = calls.get("executor", 0) + 1'),
+            ('calls["synthesizer"] += 1', 'calls["synthesizer"] = 1'),
+        ],
+        [
+            (
+                "results.append(chunk_outputs[chunk_plan.final_step.id])",
+                "results.append(chunk_outputs[chunk_plan.topological_order()[-1].id])",
+            )
+        ],
     ],
     "01.reconcile": [
         [("most = max(votes.values())", "most = votes.most_common(1)[0][1]")],
         [(VOTES, "kept = [v for v, d in newest.items() if d == max(newest.values())]")],
     ],
     "02.critical-path": [
-        [(LAST, "last = None\n        for dep in step.depends_on:\n            if last is None or finish[dep] > finish[last]:\n                last = dep")],
+        [
+            (
+                LAST,
+                "last = None\n        for dep in step.depends_on:\n            if last is None or finish[dep] > finish[last]:\n                last = dep",
+            )
+        ],
         [("return chain[::-1], length", "return list(reversed(chain)), float(length)")],
     ],
     "02.makespan": [
         [("waiting = list(plan)", "waiting = [s for s in plan]")],
-        [("for step_id in [s for s, end in running.items() if end == now]:", "for step_id in [s for s in list(running) if running[s] <= now]:")],
+        [
+            (
+                "for step_id in [s for s, end in running.items() if end == now]:",
+                "for step_id in [s for s in list(running) if running[s] <= now]:",
+            )
+        ],
     ],
     "02.longest-first": [
         [(SORT, "return Plan(sorted(plan, key=lambda s: heads[s.id], reverse=True))")],
         "import functools\n\ndef longest_chain_first(plan, durations):\n    @functools.cache\n    def head(i):\n        return durations[i] + max((head(t.id) for t in plan if i in t.depends_on), default=0.0)\n    return Plan(sorted(plan.steps, key=lambda s: -head(s.id)))",
     ],
     "03.read-plan": [
-        [("starts = [i for i, c in enumerate(text) if c == \"{\"]", "starts = [i for i in range(len(text)) if text[i] == \"{\"]")],
+        [
+            (
+                'starts = [i for i, c in enumerate(text) if c == "{"]',
+                'starts = [i for i in range(len(text)) if text[i] == "{"]',
+            )
+        ],
         "def read_plan(text, roles):\n    decoder, error = json.JSONDecoder(), None\n    for i, c in enumerate(text):\n        if c != '{':\n            continue\n        try:\n            data, _ = decoder.raw_decode(text, i)\n        except json.JSONDecodeError as e:\n            error = error or e\n            continue\n        if isinstance(data, dict):\n            return Plan.from_dict(data, roles=roles)\n    raise PlanError(f'no plan in the reply: {error}')",
     ],
     "03.ends-in-report": [
@@ -296,7 +513,10 @@ RIGHT = {
         [(TRIES, "tries = [step for _ in range(retries + 1)]")],
     ],
     "04.installments": [
-        [("for n in range(1, max_installments + 1):", "for n in range(max_installments):"), ("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)")],
+        [
+            ("for n in range(1, max_installments + 1):", "for n in range(max_installments):"),
+            ("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)"),
+        ],
     ],
     "05.team-calls": [
         [("team(size + (i < extra), level + 1)", "team(size + (i >= parts - extra), level + 1)")],
@@ -306,12 +526,20 @@ RIGHT = {
         "from collections import Counter\n\ndef tokens_by_level(root):\n    out = Counter()\n    for team in root.walk():\n        out[team.level] += sum(c.usage.total_tokens for _, role, c in team.run.calls if role != LEAD)\n    return dict(out)",
     ],
     "05.shape": [
-        [(CANDIDATE, "candidate = (largest, calls, depth, branching)"), ("best = candidate if best is None else min(best, candidate)", "best = min([c for c in (best, candidate) if c is not None])")],
+        [
+            (CANDIDATE, "candidate = (largest, calls, depth, branching)"),
+            (
+                "best = candidate if best is None else min(best, candidate)",
+                "best = min([c for c in (best, candidate) if c is not None])",
+            ),
+        ],
     ],
 }
 
 
 def _cases():
+    for exercise in WRONG:
+        yield pytest.param(exercise, "right", None, id=f"{exercise}-the-solution")
     for kind, table in (("wrong", WRONG), ("right", RIGHT)):
         for exercise, specs in table.items():
             for n, spec in enumerate(specs, 1):

@@ -33,9 +33,17 @@ def policy(approve: Callable[[Request], Any]) -> Iterator[Case]:
             not error and decision is True,
             error or f"{got!r}",
         )
-    got, error = attempt(approve, _asks("clerk", "Port Ashby"))
-    decision = got[0] if isinstance(got, tuple | list) and got else got
-    yield Case("the clerk messages Port Ashby, a town", not error and decision is False, error or f"{got!r}")
+    notice = Request(
+        "post_notice", {"to": "Hesper Lusk", "text": "2140"}, EFFECTS["send_message"], "s4", "clerk"
+    )
+    for what, request in (
+        ("the clerk messages Port Ashby, a town", _asks("clerk", "Port Ashby")),
+        ("the clerk messages the Lamplighters Guild", _asks("clerk", "Lamplighters Guild")),
+        ("the clerk posts a notice for Hesper Lusk: not a message", notice),
+    ):
+        got, error = attempt(approve, request)
+        decision = got[0] if isinstance(got, tuple | list) and got else got
+        yield Case(what, not error and decision is False, error or f"{got!r}")
 
 
 # --- 09.sanitise --------------------------------------------------------------------------------------
@@ -51,6 +59,11 @@ def sanitise(clean: Callable[[str], str]) -> Iterator[Case]:
             "a planted call whose text holds brackets",
             f"2140\n\n{NOTES[1].format(call=_BRACKETED)}",
             f"2140\n\n{NOTES[1].format(call=_MARKER)}",
+        ),
+        (
+            "a note between blank lines, the text ending in a new line",
+            f"  2140\n\n{NOTES[0].format(call=_SMILE)}\n",
+            f"  2140\n\n{NOTES[0].format(call=_MARKER)}\n",
         ),
         (
             "a planted call whose text ends in a smile, then data in brackets",
