@@ -76,3 +76,65 @@ def hierarchy_in_the_managers_order(run_hierarchy: Any) -> Iterator[Case]:
         and list(got)[:1] == [" + ".join(finals)],
         error or f"the synthesizer got {given}",
     )
+
+
+# --- 01.reconcile: workers the exercise's own cases never generate ---------------------------------
+
+
+def _majority(findings: Mapping[str, Any]) -> list[tuple[str, Any, frozenset]]:
+    """(claim, value or None, cited steps) per claim, in the order the claims first appear: the most
+    votes; among those, the newest; a tie left open cites every step that spoke."""
+    said: dict[str, list] = {}
+    for step_id, found in findings.items():
+        for f in found:
+            said.setdefault(f.claim, []).append((step_id, f))
+    out = []
+    for claim, pairs in said.items():
+        votes: dict[str, int] = {}
+        for _, f in pairs:
+            votes[f.value] = votes.get(f.value, 0) + 1
+        tied = [v for v, n in votes.items() if n == max(votes.values())]
+        newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in tied}
+        kept = [v for v in tied if newest[v] == max(newest.values())]
+        value = kept[0] if len(kept) == 1 else None
+        out.append((claim, value, frozenset(s for s, f in pairs if value is None or f.value == value)))
+    return out
+
+
+def _findings(seed: int) -> dict[str, list]:
+    import random
+
+    from agentlab.synthesis import Finding
+
+    rng = random.Random(seed)
+    steps = [f"w{i}" for i in range(1, rng.randint(2, 6) + 1)]
+    out: dict[str, list] = {s: [] for s in steps}
+    for claim in rng.sample(
+        ("harbour master of Varra", "crew of Moth Queen", "area of Brindle", "seat of Tamsk"), 3
+    ):
+        for s in steps:
+            if rng.random() < 0.8:
+                value = rng.choice(("12", "120", "Odile Crane", "Jory Pike")[: rng.randint(2, 4)])
+                out[s].append(Finding(claim, value, f"ledger {s}", rng.choice((1830, 1835, 1840))))
+    return out
+
+
+@grading("01.reconcile")
+def reconcile(majority: Any) -> Iterator[Case]:
+    from agentlab.course.checks import attempt
+
+    wrong = []
+    for seed in range(900, 930):
+        findings = _findings(seed)
+        result, error = attempt(majority, findings)
+        rows = error or [
+            (r.claim, r.value, frozenset(r.cited))
+            if all(hasattr(r, a) for a in ("claim", "value", "cited"))
+            else r
+            for r in (result if isinstance(result, list) else [result])
+        ]
+        if rows != _majority(findings):
+            wrong.append(seed)
+    yield Case(
+        "30 more generated cases (2-6 workers, 3 claims in any order)", not wrong, f"{len(wrong)} wrong"
+    )

@@ -39,3 +39,38 @@ def half_a_token(predict: Any) -> Iterator[Case]:
     got, error = attempt(predict, _run(100, 100, 101), 100)
     right = not error and isinstance(got, int | float) and abs(got - 12_475) <= 0.5
     yield Case("a run that grew half a token a call, predicting 100 calls", right, error or f"got {got!r}")
+
+
+# --- 07.router-share: a pair of models the exercise never shows ------------------------------------
+# 1,000 questions: both right 500, only the strong 200, only the weak 100, neither 200. The weak model
+# is right on 60%, the strong on 70%, one of them on 80%. A coin reaches t at (t - 0.6) / 0.1 of the
+# queries on the strong model; a perfect router at t - 0.6 (each "only strong" query adds 1/1,000).
+_COUNTS = (500, 200, 100, 200)
+_SHARES = (
+    (0.65, "coin", 0.5),
+    (0.65, "perfect", 0.05),
+    (0.8, "perfect", 0.2),
+    (0.7, "coin", 1.0),
+    (0.75, "coin", None),
+    (0.85, "perfect", None),
+    (0.55, "coin", 0.0),
+    (0.55, "perfect", 0.0),
+)
+
+
+@grading("07.router-share")
+def router_share(strong_share: Any) -> Iterator[Case]:
+    from agentlab.course.checks import attempt
+    from agentlab.routing import PairCounts
+
+    counts = PairCounts(*_COUNTS)
+    for target, router, want in _SHARES:
+        got, error = attempt(strong_share, counts, target, router)
+        right = not error and (
+            got is None if want is None else isinstance(got, int | float) and abs(got - want) < 1e-9
+        )
+        yield Case(
+            f"a pair of models right 60% and 70%, a {router} router, to {target:.0%}",
+            right,
+            error or f"got {got!r}",
+        )
