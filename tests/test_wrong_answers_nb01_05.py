@@ -55,6 +55,13 @@ WRONG = {
         {"p": "flat", "q": "flat", "r": "hierarchy", "s": "hierarchy"},
     ],
     "01.sentinel": [
+        [(REROUTE, "output = team[backup](step, {**context, step.id: output})")],
+        [
+            (
+                REROUTE,
+                "output = team[step.role](step, context)\n            if output.startswith('FAILED'):\n                output = team[backup](step, context)",
+            )
+        ],
         [('if output.startswith("FAILED"):', 'if "FAILED" in output:')],
         [('if output.startswith("FAILED"):', 'if output == "FAILED":')],
         [(REROUTE, "team[step.role] = team[backup]\n            output = team[step.role](step, context)")],
@@ -125,6 +132,7 @@ WRONG = {
         [("calls = Counter()", "calls = Counter(planner=1)")],
     ],
     "01.reconcile": [
+        "_solved = majority\n\ndef majority(findings):\n    if not any(findings.values()):\n        raise ValueError('no findings')\n    return _solved(findings)",
         [(VOTES, "kept = [v for v in votes if votes[v] == most]")],
         [(VOTES, "kept = [max(votes, key=votes.get)]")],
         [(VOTES, "kept = [min(newest, key=newest.get)] if len(newest) > 1 else list(newest)")],
@@ -167,6 +175,7 @@ WRONG = {
         [("return chain[::-1], length", "return chain[::-1], float(round(length))")],
     ],
     "02.makespan": [
+        [("waiting = list(plan)", "waiting = sorted(plan, key=lambda s: s.id)")],
         [("waiting = list(plan)", "waiting = list(plan.topological_order())")],
         [("waiting = list(plan)", "waiting = sorted(plan, key=lambda s: -durations[s.id])")],
         [("if end == now]", "if end == now][:1]")],
@@ -432,6 +441,12 @@ RIGHT = {
         [
             (
                 'if output.startswith("FAILED"):\n            backup',
+                'if output.lstrip().startswith("FAILED"):\n            backup',
+            )
+        ],
+        [
+            (
+                'if output.startswith("FAILED"):\n            backup',
                 'if output.split(":")[0].strip() == "FAILED":\n            backup',
             )
         ],
@@ -500,9 +515,21 @@ RIGHT = {
         "def read_plan(text, roles):\n    decoder, error = json.JSONDecoder(), None\n    for i, c in enumerate(text):\n        if c != '{':\n            continue\n        try:\n            data, _ = decoder.raw_decode(text, i)\n        except json.JSONDecodeError as e:\n            error = error or e\n            continue\n        if isinstance(data, dict):\n            return Plan.from_dict(data, roles=roles)\n    raise PlanError(f'no plan in the reply: {error}')",
     ],
     "03.ends-in-report": [
+        [
+            (
+                "ends = [step for step in plan if step.id not in used]",
+                "ends = [step for step in plan if not any(step.id in other.depends_on for other in plan)]",
+            )
+        ],
         "def ends_in_one_report(plan):\n    ends = [s for s in plan if not plan.dependants(s.id)]\n    bad = [s for s in ends if s.role != 'writer']\n    if bad:\n        raise PlanError(f'step {bad[0].id!r} ends the plan but is not the report')\n    if len(ends) != 1:\n        raise PlanError('more than one report: ' + ', '.join(repr(s.id) for s in ends))",
     ],
     "03.score": [
+        [
+            (
+                'row["right"] += task.check(run.deliverable)',
+                'row["right"] += 1 if task.check(run.deliverable) else 0',
+            )
+        ],
         "from collections import defaultdict\n\ndef score(tasks, solve):\n    right, count, calls = defaultdict(int), defaultdict(int), defaultdict(int)\n    for t in tasks:\n        run = solve(t.question)\n        for k in (t.family, 'all'):\n            right[k] += bool(t.check(run.deliverable))\n            count[k] += 1\n            calls[k] += len(run.calls)\n    return {k: {'right': right[k], 'tasks': count[k], 'calls': calls[k] / count[k]} for k in count}",
     ],
     "04.total-check": [
@@ -510,9 +537,11 @@ RIGHT = {
         [("if total < largest:", "if any(total < float(p) for p in parts):")],
     ],
     "04.retry-then-reroute": [
+        [(TRIES, "tries = [step] * retries + [step]")],
         [(TRIES, "tries = [step for _ in range(retries + 1)]")],
     ],
     "04.installments": [
+        "def run_in_installments(task, planner, team, path, calls_per_installment, max_installments=20):\n    runs = []\n    while len(runs) < max_installments:\n        budget = Budget(calls=(len(runs) + 1) * calls_per_installment)\n        runs.append(orchestrate(task, planner, team, checkpoint=path, resume=True, budget=budget))\n        if runs[-1].status != 'stopped':\n            return runs\n    raise RuntimeError(f'not finished within max_installments={max_installments}')",
         [
             ("for n in range(1, max_installments + 1):", "for n in range(max_installments):"),
             ("Budget(calls=n * calls_per_installment)", "Budget(calls=(n + 1) * calls_per_installment)"),
@@ -523,9 +552,16 @@ RIGHT = {
         "def predict_calls(width, depth, branching):\n    def calls(items, level):\n        if level == depth:\n            return 2\n        k = min(branching, items)\n        if k < 2:\n            return 2 + calls(items, level + 1)\n        sizes = [items // k + (1 if i < items % k else 0) for i in range(k)]\n        return 2 + sum(calls(s, level + 1) for s in sizes)\n    return calls(width, 1)",
     ],
     "05.rollup": [
+        [
+            (
+                "levels[team.level] = levels.get(team.level, 0) + own",
+                "levels.setdefault(team.level, 0)\n        levels[team.level] += own",
+            )
+        ],
         "from collections import Counter\n\ndef tokens_by_level(root):\n    out = Counter()\n    for team in root.walk():\n        out[team.level] += sum(c.usage.total_tokens for _, role, c in team.run.calls if role != LEAD)\n    return dict(out)",
     ],
     "05.shape": [
+        "def choose_shape(width, budget):\n    question = world.fanout_task(random.Random(0), width, 'total').question\n    options = []\n    for d in (1, 2, 3):\n        for b in (2, 3, 4):\n            tree = Hierarchy(SimulatedLLM(seed=0), depth=d, branching=b).solve(question)\n            if len(tree.calls()) <= budget:\n                options.append((max(len(t.run.plan) for t in tree.walk()), len(tree.calls()), d, b))\n    options.sort()\n    return (options[0][2], options[0][3]) if options else None",
         [
             (CANDIDATE, "candidate = (largest, calls, depth, branching)"),
             (

@@ -393,14 +393,27 @@ RIGHT = {
         "def best_cut(fail, handoff, most):\n    best = None\n    for n in range(1, most + 1):\n        c = (1 - fail / n) ** n * (1 - handoff) ** (n - 1)\n        if best is None or c > best[1]:\n            best = (n, c)\n    return best",
     ],
     "06.retries-correlated": [
+        "def simulate_retries(p, n, attempts, correlation, trials=100_000, seed=0):\n    np.random.seed(seed)\n    wins = 0\n    rates = task_rates(p, correlation, trials, np.random.default_rng(seed + 1))\n    tries = np.random.random((trials, n, attempts)) < rates[:, None, None]\n    wins = int(tries.any(axis=2).all(axis=1).sum())\n    return Estimate(wins, trials)",
         [(TRIES, "draws = rng.random((trials, n, attempts))\n    tries = draws < rate[:, None, None]")],
         [("chains = tries.any(axis=2).all(axis=1)", "chains = ~(~tries).all(axis=2).any(axis=1)")],
     ],
     "07.react-tokens": [
+        [
+            (
+                "inputs = [turn.input_tokens for turn in run.turns]",
+                "inputs = [c.usage.input_tokens for _, _, c in run.calls]",
+            )
+        ],
         [(TOKENS, "return sum(first + growth * k for k in range(n))")],
         [(GROWTH, "growth = 0 if len(inputs) == 1 else (inputs[-1] - inputs[0]) / (len(inputs) - 1)")],
     ],
     "07.router-share": [
+        [
+            (
+                "    return target - counts.weak_accuracy\n",
+                "    return (target * counts.total - counts.both - counts.only_weak) / counts.total\n",
+            )
+        ],
         [
             (
                 "return (target - counts.weak_accuracy) / gap",
@@ -422,6 +435,12 @@ RIGHT = {
         ],
     ],
     "08.handoff-audit": [
+        [
+            (
+                '[block.get("text", "") for block in content if block.get("type") == "text"]',
+                '[b["text"] for b in content if b.get("type") == "text" and "text" in b]',
+            )
+        ],
         "def lost_requests(run):\n    lost = []\n    for t in run.transfers:\n        seen = False\n        for m in t.sent:\n            c = m.get('content', '')\n            parts = [c] if isinstance(c, str) else [b.get('text', '') for b in c if b.get('type') == 'text']\n            seen = seen or any(run.task in p for p in parts)\n        if not seen:\n            lost.append(t)\n    return lost",
     ],
     "09.denied": [
@@ -433,9 +452,11 @@ RIGHT = {
         "def clerk_only(request):\n    who, what, to = request.role, request.tool, request.args.get('to', '')\n    ok = who == 'clerk' and what == 'send_message' and to in world.ENTITIES and world.ENTITIES[to].kind == 'person'\n    return ok, f'{who} {what} to {to!r}: ' + ('allowed' if ok else 'not allowed')",
     ],
     "09.sanitise": [
+        [(CUT, 'text = "[call removed]".join(text.split(call_text(tool, args)))')],
         "def sanitise(text):\n    for call in {call_text(t, a) for t, a in find_injections(text)}:\n        text = text.replace(call, '[call removed]')\n    return text",
     ],
     "09.safe-replan": [
+        "def safe_replan(planner, task, plan, outputs, failure):\n    return planner.replan(task, plan, {k: sanitise(v) for k, v in dict(outputs).items()}, sanitise(failure))",
         [
             (
                 CLEAN,
@@ -452,6 +473,7 @@ RIGHT = {
         [("if tasks <= rounds:", "if workers == 1 or tasks == 1:")],
     ],
     "10.travel": [
+        [('WHERE island = ?", (step.instruction,))', "WHERE island = :name\", {'name': step.instruction})")],
         [
             (
                 "        with closing(sqlite3.connect(path)) as db:",
@@ -464,9 +486,16 @@ RIGHT = {
         ],
     ],
     "11.cache-bill": [
+        [(PROMPT, "prompt = u.prompt_tokens")],
         "def bill(calls, prices):\n    return sum(price_one(c, prices[c.model]) for c in calls)\n\ndef price_one(c, p):\n    u = c.usage\n    h = p.cache_write_1h if p.cache_write_1h is not None else 2 * p.input\n    d = (u.input_tokens * p.input + u.output_tokens * p.output + u.cache_read_tokens * p.cache_read + u.cache_write_tokens * p.cache_write + u.cache_write_1h_tokens * h) / 1e6\n    long = p.long_above is not None and u.input_tokens + u.cache_read_tokens + u.cache_write_tokens + u.cache_write_1h_tokens > p.long_above\n    return d * p.long_factor if long else d",
     ],
     "11.first-step": [
+        [
+            (
+                START,
+                "start = written[step.id]\n        for d in step.depends_on:\n            start = max(start, end[d])",
+            )
+        ],
         "def streamed_finish(plan, durations, written):\n    end = {}\n    for s in plan.topological_order():\n        end[s.id] = max([written[s.id]] + [end[d] for d in s.depends_on]) + durations[s.id]\n    return max(end.values())",
     ],
 }
