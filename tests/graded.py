@@ -111,3 +111,35 @@ def first_failure(exercise: str, answer: Any) -> str | None:
         except Exception as error:  # the grader's status "error"
             return f"{type(error).__name__}: {error}"
     return None
+
+
+# --- a battery of answers: tests/test_wrong_answers_*.py ------------------------------------------------
+
+
+def battery(wrong: dict[str, list], right: dict[str, list]) -> list:
+    """pytest params (exercise, kind, spec) for each answer of `wrong` and `right`, with, for each
+    exercise, the solution itself (right) and, for a function, the visible cases' answers copied
+    out of the shipped checks (wrong)."""
+    import pytest
+
+    params = []
+    for exercise in wrong:
+        params.append(pytest.param(exercise, "right", None, id=f"{exercise}-the-solution"))
+        if callable(made(exercise, None)):
+            params.append(pytest.param(exercise, "wrong", "memorised", id=f"{exercise}-memorised"))
+    for kind, table in (("wrong", wrong), ("right", right)):
+        for exercise, specs in table.items():
+            params += [
+                pytest.param(exercise, kind, s, id=f"{exercise}-{kind}-{n}") for n, s in enumerate(specs, 1)
+            ]
+    return params
+
+
+def judge(exercise: str, kind: str, spec: Any) -> None:
+    """A wrong answer must fail some case; a right one must pass, as the grader grades it."""
+    answer = memorised(exercise) if spec == "memorised" else made(exercise, spec)
+    if kind == "wrong":
+        assert first_failure(exercise, answer) is not None, f"{exercise}: a wrong answer passed"
+    else:
+        result = graded(exercise, answer)
+        assert result.status == "passed", f"{exercise}: a right answer {result.status}: {result.detail}"
