@@ -27,13 +27,10 @@ def graded(exercise: str, answer: Any) -> Result:
 
 
 def hidden_failures(exercise: str, answer: Any) -> list[str]:
-    """The hidden cases `answer` fails (what each tried), and a proof that its own cases pass it:
-    the mistake is caught by the hidden cases alone."""
+    """What each hidden case that `answer` fails tried. (Each wrong answer these are used for passed
+    every one of its exercise's own cases when its hidden case was written: issue 34's gaps.)"""
     with forbidding(exercise, answer) as trapped:
-        own = list(find(exercise).cases(trapped))
-        hidden: list[Case] = [case for cases in cases_for(exercise) for case in cases(trapped)]
-    assert all(case.passed for case in own), f"its own cases already catch it: {own}"
-    return [case.what for case in hidden if not case.passed]
+        return [case.what for cases in cases_for(exercise) for case in cases(trapped) if not case.passed]
 
 
 @functools.cache
