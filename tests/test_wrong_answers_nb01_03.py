@@ -94,6 +94,7 @@ WRONG = {
         ],
     ],
     "01.hierarchy": [
+        [("context = {dep: chunk_outputs[dep] for dep in step.depends_on}", "context = dict(chunk_outputs)")],
         [('            calls["executor"] += 1\n', "")],
         [('calls["sub-planner"] += 1', 'calls["sub-planner"] = 1')],
         [("for step in chunk_plan.topological_order():", "for step in chunk_plan:")],

@@ -189,6 +189,7 @@ RIGHT = {
         [("chains = tries.any(axis=2).all(axis=1)", "chains = ~(~tries).all(axis=2).any(axis=1)")],
     ],
     "07.react-tokens": [
+        [(GROWTH, "growth = sum(b - a for a, b in zip(inputs, inputs[1:])) / max(len(inputs) - 1, 1)")],
         [
             (
                 "inputs = [turn.input_tokens for turn in run.turns]",

@@ -46,13 +46,17 @@ def hierarchy_in_the_managers_order(run_hierarchy: Any) -> Iterator[Case]:
     from agentlab.plan import Plan, Step
 
     given: list[list[str]] = []
+    handed: list[tuple[str, list[str]]] = []  # (step id, the inputs it was handed)
 
     def sub_planner(chunk: str) -> Plan:
-        return Plan(
-            [Step("s1", "worker", f"{chunk}: look."), Step("s2", "worker", f"{chunk}: sum up.", ("s1",))]
+        look, check = (
+            Step("s1", "worker", f"{chunk}: look."),
+            Step("s2", "worker", f"{chunk}: check.", ("s1",)),
         )
+        return Plan([look, check, Step("s3", "worker", f"{chunk}: sum up.", ("s2",))])
 
     def act(step: Step, context: Mapping[str, str]) -> str:
+        handed.append((step.id, sorted(context)))
         return f"{step.instruction.split(':')[0]}/{step.id}"
 
     def synthesize(task: str, results: list[str]) -> str:
@@ -67,7 +71,7 @@ def hierarchy_in_the_managers_order(run_hierarchy: Any) -> Iterator[Case]:
         {"worker": act},
         synthesize,
     )
-    finals = [f"{chunk}/s2" for chunk in _CHUNKS]
+    finals = [f"{chunk}/s3" for chunk in _CHUNKS]
     yield Case(
         "chunks named out of alphabetical order: the synthesizer gets their results in the manager's order",
         not error
@@ -75,6 +79,14 @@ def hierarchy_in_the_managers_order(run_hierarchy: Any) -> Iterator[Case]:
         and isinstance(got, tuple | list)
         and list(got)[:1] == [" + ".join(finals)],
         error or f"the synthesizer got {given}",
+    )
+    extra = [
+        (step_id, keys) for step_id, keys in handed if keys != {"s1": [], "s2": ["s1"], "s3": ["s2"]}[step_id]
+    ]
+    yield Case(
+        "a chunk's steps each handed the outputs of their own dependencies, no others",
+        not error and len(handed) == 9 and not extra,
+        error or f"{len(handed)} steps run; handed other inputs: {extra[:2]}",
     )
 
 
