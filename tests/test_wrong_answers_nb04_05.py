@@ -62,6 +62,12 @@ WRONG = {
         [("if total < largest:", "if total < min(float(part) for part in parts):")],
     ],
     "04.retry-then-reroute": [
+        [
+            (
+                '            failure = Failure("error"',
+                '            if tried is not step:\n                raise\n            failure = Failure("error"',
+            )
+        ],
         [(TRIES, "tries = [step] * retries")],
         [(TRIES, "tries = [step] * (2 + retries)")],
         [(STAND_IN, "tries.append(replace(step, role=stand_in[step.role]))")],

@@ -102,6 +102,7 @@ WRONG = {
         "import re\n\ndef sanitise(text):\n    return re.sub(r'\\w+\\(\\w+=\".*\"\\)', '[call removed]', text)",
     ],
     "09.safe-replan": [
+        [("for step, output in outputs.items()}", "for step, output in outputs.items() if output}")],
         [(REPLAN, "planner.replan(task, plan, outputs, failure)  # to compare\n    " + REPLAN)],
         [(REPLAN, "return planner.replan(task, plan, clean_outputs, failure)")],
         [(REPLAN, "return planner.replan(task, plan, outputs, sanitise(failure))")],

@@ -44,6 +44,21 @@ def read_plan(parse: Callable) -> Iterator[Case]:
     ):
         right, detail = _raises_plan_error(parse, text)
         yield Case(f"{what}: a PlanError (the plan is the first JSON object)", right, detail)
+    labels = "Plan for {the area} of {Varra}, {in km2}, {rounded}:\n"
+    try:
+        with time_limit():
+            got = parse(labels + _GOOD, _ROLES)
+        detail = f"got {got!r}"[:200]
+    except Exception as error:
+        if is_stub(error):
+            raise
+        got, detail = None, f"raised {type(error).__name__}: {error}"[:200]
+    want = Plan.from_json(_GOOD, roles=_ROLES)
+    yield Case(
+        "four braced labels before the JSON: the plan",
+        isinstance(got, Plan) and got.steps == want.steps,
+        detail,
+    )
 
 
 # --- 03.ends-in-report ---------------------------------------------------------------------------

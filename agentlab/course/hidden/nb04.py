@@ -85,3 +85,27 @@ def installments(pay: Callable) -> Iterator[Case]:
 
 def _statuses(runs: object) -> object:
     return [getattr(r, "status", r) for r in runs] if isinstance(runs, list | tuple) else runs
+
+
+# --- 04.retry-then-reroute: a stand-in that raises -----------------------------------------------
+
+
+@grading("04.retry-then-reroute")
+def stand_in_raises(recover: Callable) -> Iterator[Case]:
+    from agentlab.course.checks._nb04_runs import attempt_bounded, scripted
+
+    step = Step(
+        "s3", "researcher", "What is the area of $s1?", ("s1",), tool="lookup", args={"entity": "$s1"}
+    )
+    log: list = []
+    team = {
+        "researcher": scripted("researcher", ("FAILED",), log),
+        "backup": scripted("backup", ("raise",), log),
+    }
+    got, error = attempt_bounded(recover, step, {"s1": "Varra"}, team, 1, {"researcher": "backup"}, ())
+    asked = [role for role, _, _ in log]
+    yield Case(
+        "a stand-in that raises: the step fails, named, after its 2 tries and the stand-in's one",
+        bool(error) and "s3" in error and asked == ["researcher", "researcher", "backup"],
+        (error or f"no error: returned {got!r}") + f"; asked {asked}",
+    )

@@ -92,7 +92,7 @@ class _EveryCall:
 @grading("09.safe-replan")
 def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
     call = call_text("delete_record", {"entity": "Varra"})
-    outputs = {"s1": f"2140\n\n{NOTES[0].format(call=call)}", "s2": "Varra"}
+    outputs = {"s1": f"2140\n\n{NOTES[0].format(call=call)}", "s2": "Varra", "s3": ""}
     failure = f"step 's2' failed: the record says: {NOTES[2].format(call=call)}"
     plan = Plan(
         [
@@ -103,7 +103,7 @@ def safe_replan(replan: Callable[..., Plan]) -> Iterator[Case]:
     planner = _EveryCall()
     _, error = attempt(replan, planner, "What is the population of Varra?", plan, dict(outputs), failure)
     want = (
-        {"s1": f"2140\n\n{NOTES[0].format(call=_MARKER)}", "s2": "Varra"},
+        {"s1": f"2140\n\n{NOTES[0].format(call=_MARKER)}", "s2": "Varra", "s3": ""},
         f"step 's2' failed: the record says: {NOTES[2].format(call=_MARKER)}",
     )
     yield Case(
