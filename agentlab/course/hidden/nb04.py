@@ -1,12 +1,13 @@
-"""Notebook 04's grading cases: sums the exercise's own cases do not show, and installment bounds
-worked out from the length of a run never interrupted."""
+"""Notebook 04's grading cases: sums the exercise's own cases do not show, installment bounds worked
+out from the length of a run never interrupted, and a stand-in that raises. The agents and runs are
+notebook 04's own (`checks/_nb04_runs.py`); every expected value is worked out here."""
 
 import math
 import re
 from collections.abc import Callable, Iterator
 
 from agentlab.course.checks import Case, attempt
-from agentlab.course.checks._nb04_runs import pay_installments, straight_run
+from agentlab.course.checks._nb04_runs import attempt_bounded, pay_installments, scripted, straight_run
 from agentlab.course.hidden import grading
 from agentlab.plan import Step
 from agentlab.world import sample_tasks
@@ -92,8 +93,6 @@ def _statuses(runs: object) -> object:
 
 @grading("04.retry-then-reroute")
 def stand_in_raises(recover: Callable) -> Iterator[Case]:
-    from agentlab.course.checks._nb04_runs import attempt_bounded, scripted
-
     step = Step(
         "s3", "researcher", "What is the area of $s1?", ("s1",), tool="lookup", args={"entity": "$s1"}
     )
