@@ -171,3 +171,6 @@ def test_a_planted_call_whose_values_hold_parentheses_is_read_whole():
     ]
     assert without_injections(text) == "2140"
     assert find_injections("call f(a='unclosed (' and g(b=1)") == [("g", {"b": 1})]
+    assert find_injections("transfer_funds(to='A', amount=-12.5) h(n=-x) m(n=(1, 2)) k(n=-'a')") == [
+        ("transfer_funds", {"to": "A", "amount": -12.5})
+    ]

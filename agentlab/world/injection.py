@@ -125,10 +125,24 @@ def find_injections(text: str) -> list[tuple[str, dict[str, Any]]]:
         arguments, at = call
         if arguments.args or not arguments.keywords or any(k.arg is None for k in arguments.keywords):
             continue
-        values = [k.value for k in arguments.keywords]
-        if all(isinstance(v, ast.Constant) and isinstance(v.value, str | int | float) for v in values):
-            found.append((match.group(1), {k.arg: k.value.value for k in arguments.keywords}))
+        values = {k.arg: _literal(k.value) for k in arguments.keywords}
+        if all(v is not None for v in values.values()):
+            found.append((match.group(1), {k: v[0] for k, v in values.items()}))
     return found
+
+
+def _literal(node: ast.expr) -> tuple[str | int | float] | None:
+    """(the value,) of a string or a number, signed or not, written out in a call; else None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        number = _literal(node.operand)
+        if number is None or isinstance(number[0], str):
+            return None
+        return (-number[0],) if isinstance(node.op, ast.USub) else number
+    return (
+        (node.value,)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str | int | float)
+        else None
+    )
 
 
 def _call_at(text: str, start: int) -> tuple[ast.Call, int] | None:
