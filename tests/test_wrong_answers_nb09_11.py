@@ -85,6 +85,7 @@ WRONG = {
         [(PERSON, 'if to not in world.ENTITIES or world.ENTITIES[to].kind not in ("person", "guild"):')],
     ],
     "09.sanitise": [
+        "import re\n\ndef sanitise(text):\n    return re.sub(r'\\w+\\((?:\\w+=(?:\"[^\"]*\"|\\d+)(?:, )?)+\\)', '[call removed]', text)",
         "import ast, re\n\ndef sanitise(text):\n    for m in re.finditer(r'\\b([A-Za-z_]\\w*)\\(([^()]*)\\)', text):\n        try:\n            call = ast.parse(f'_({m.group(2)})', mode='eval').body\n        except SyntaxError:\n            continue\n        if call.keywords and not call.args:\n            text = text.replace(m.group(0), '[call removed]')\n    return text",
         [
             (
@@ -236,6 +237,7 @@ RIGHT = {
         "def clerk_only(request):\n    who, what, to = request.role, request.tool, request.args.get('to', '')\n    ok = who == 'clerk' and what == 'send_message' and to in world.ENTITIES and world.ENTITIES[to].kind == 'person'\n    return ok, f'{who} {what} to {to!r}: ' + ('allowed' if ok else 'not allowed')",
     ],
     "09.sanitise": [
+        "import re\n\ndef sanitise(text):\n    return re.sub(r'\\b[A-Za-z_]\\w*\\((?:\\s*\\w+\\s*=\\s*(?:\"(?:[^\"\\\\]|\\\\.)*\"|-?\\d+(?:\\.\\d+)?)\\s*,?)+\\)', '[call removed]', text)",
         [(CUT, 'text = "[call removed]".join(text.split(call_text(tool, args)))')],
         "def sanitise(text):\n    for call in {call_text(t, a) for t, a in find_injections(text)}:\n        text = text.replace(call, '[call removed]')\n    return text",
     ],
