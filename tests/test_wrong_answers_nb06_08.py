@@ -147,6 +147,14 @@ WRONG = {
         [(BEST, "return max(policies, key=lambda t: (policies[t].accuracy, -policies[t].mean_cost, t))")],
     ],
     "08.handoff-audit": [
+        [
+            (
+                'return [block.get("text", "") for block in content if block.get("type") == "text"]',
+                'return [content[0].get("text", "")] if content else []',
+            )
+        ],
+        [("for m in t.sent for", "for m in t.sent if m.get('role') == 'user' for")],
+        [("run.task in text", "run.task.lower() in text.lower()")],
         [(LOST, LOST + "[:1]")],
         [
             (

@@ -12,6 +12,12 @@ _NOTE = "Start here: What is the crew of Silver Heron?"
 _ASKED = {"role": "user", "content": _REQUEST}
 _NOTED = {"role": "user", "content": _NOTE}
 _CUT = {"role": "user", "content": "What is the total crew of Silver Heron and Brass Lantern?"}  # 44 shared
+_SECOND_BLOCK = {
+    "role": "user",
+    "content": [{"type": "text", "text": "Hello."}, {"type": "text", "text": _REQUEST}],
+}
+_SAID_BACK = {"role": "assistant", "content": f"You asked: {_REQUEST}"}  # the receiver starts from it too
+_LOWER = {"role": "user", "content": _REQUEST.lower()}  # not word for word
 
 
 def _run(*hops: tuple[str, str, dict]) -> HandoffRun:
@@ -38,6 +44,15 @@ _LOGS = (
         [1, 3],
     ),
     ("a message that shares the request's first 44 characters only", _run(("triage", "analyst", _CUT)), [1]),
+    (
+        "the request in a message's second text block, then said back by an assistant, then in lower case",
+        _run(
+            ("triage", "analyst", _SECOND_BLOCK),
+            ("analyst", "writer", _SAID_BACK),
+            ("writer", "critic", _LOWER),
+        ),
+        [3],
+    ),
 )
 
 
