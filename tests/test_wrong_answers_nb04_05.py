@@ -195,6 +195,7 @@ RIGHT = {
         ],
     ],
     "05.team-calls": [
+        "def predict_calls(width, depth, branching):\n    return 2 * sum(min(branching ** level, width) for level in range(depth))",
         [("team(size + (i < extra), level + 1)", "team(size + (i >= parts - extra), level + 1)")],
         "def predict_calls(width, depth, branching):\n    def calls(items, level):\n        if level == depth:\n            return 2\n        k = min(branching, items)\n        if k < 2:\n            return 2 + calls(items, level + 1)\n        sizes = [items // k + (1 if i < items % k else 0) for i in range(k)]\n        return 2 + sum(calls(s, level + 1) for s in sizes)\n    return calls(width, 1)",
     ],
