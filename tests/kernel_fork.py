@@ -91,12 +91,8 @@ class Zygote:
         self.env = env
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.process = subprocess.Popen(
-            [sys.executable, __file__, str(theirs.fileno())],
-            pass_fds=[theirs.fileno()],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+            [sys.executable, __file__, str(theirs.fileno())], pass_fds=[theirs.fileno()], env=env,
+            stdin=subprocess.DEVNULL, start_new_session=True)
         theirs.close()
         self.channel, self.lock = ours, threading.Lock()
         atexit.register(self.close)
@@ -176,7 +172,6 @@ def launch(cmd: list[str], env: dict[str, str], cwd: str | None, streams: list[A
 
 # ---- the zygote's side --------------------------------------------------------------------------
 
-
 def serve(channel: socket.socket) -> None:
     """Import the preloads, then fork a kernel for each request until the channel closes."""
     for name in KERNEL:
@@ -185,7 +180,6 @@ def serve(channel: socket.socket) -> None:
     # that the notebooks' modules read at import what they would read in a kernel; each forked
     # kernel then takes the launch's environment, and its ipykernel sets these again
     from ipykernel.zmqshell import ZMQInteractiveShell
-
     ZMQInteractiveShell.init_environment(None)
     if not os.environ.get("MPLBACKEND"):
         os.environ["MPLBACKEND"] = INLINE
@@ -230,7 +224,6 @@ def become_kernel(request: dict[str, Any], fds: list[int], zygote: int) -> None:
         code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
     except BaseException:
         import traceback
-
         traceback.print_exc()
     finally:
         atexit._run_exitfuncs()

@@ -200,13 +200,9 @@ def test_the_cache_breakpoints_go_on_the_system_prompt_and_the_last_message_and_
 
 
 def test_one_hour_cache_writes_are_read_apart_when_the_api_splits_them():
-    usage = {
-        "input_tokens": 5,
-        "output_tokens": 7,
-        "cache_read_input_tokens": 0,
-        "cache_creation_input_tokens": 1500,
-        "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000},
-    }
+    usage = {"input_tokens": 5, "output_tokens": 7, "cache_read_input_tokens": 0,
+             "cache_creation_input_tokens": 1500,
+             "cache_creation": {"ephemeral_5m_input_tokens": 500, "ephemeral_1h_input_tokens": 1000}}
     api = FakeAPI(reply([{"type": "text", "text": "hi"}], usage=usage))
     completion = claude(api, cache="1h").complete(system="s", messages=USER)
     assert completion.usage == Usage(5, 7, 0, 500, 1000)
@@ -317,12 +313,8 @@ def test_a_key_held_only_by_a_ready_sdk_client_is_redacted_when_a_server_echoes_
     """With `client=`, the key never reached `redact`: an echo put it into the reason."""
     key = "plain-looking-key-a1b2c3d4"  # no sk- prefix: only knowing it can hide it
     api = FakeAPI(error(401, f"invalid key {key}", "authentication_error"))
-    sdk = anthropic.Anthropic(
-        api_key=key,
-        base_url=SERVER,
-        max_retries=0,
-        http_client=httpx2.Client(transport=httpx2.MockTransport(api)),
-    )
+    sdk = anthropic.Anthropic(api_key=key, base_url=SERVER, max_retries=0,
+                              http_client=httpx2.Client(transport=httpx2.MockTransport(api)))
     with pytest.raises(ModelError) as caught:
         AnthropicLLM("planner-model", "executor-model", client=sdk).complete(system="s", messages=USER)
     assert key not in str(caught.value) and "[redacted]" in str(caught.value)

@@ -124,23 +124,11 @@ def test_the_claude_path_sends_its_breakpoints_over_real_http_and_reads_the_cach
     class API(BaseHTTPRequestHandler):
         def do_POST(self):
             bodies.append(json.loads(self.rfile.read(int(self.headers["content-length"]))))
-            usage = {
-                "input_tokens": 3,
-                "output_tokens": 2,
-                "cache_read_input_tokens": 700,
-                "cache_creation_input_tokens": 40,
-            }
-            reply = json.dumps(
-                {
-                    "id": "m",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": "claude-opus-5-5",
-                    "content": [{"type": "text", "text": "Orsk."}],
-                    "stop_reason": "end_turn",
-                    "usage": usage,
-                }
-            ).encode()
+            usage = {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 700,
+                     "cache_creation_input_tokens": 40}
+            reply = json.dumps({"id": "m", "type": "message", "role": "assistant", "model": "claude-opus-5-5",
+                                "content": [{"type": "text", "text": "Orsk."}], "stop_reason": "end_turn",
+                                "usage": usage}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(reply)))
@@ -168,12 +156,8 @@ def test_the_sdk_reads_the_cache_fields_serve_reports():
     with start_server() as server:
         client = anthropic.Anthropic(base_url=server.url, api_key="test")
         block = {"type": "text", "text": LONG_SYSTEM, "cache_control": {"type": "ephemeral", "ttl": "1h"}}
-        message = client.messages.create(
-            model="claude-opus-5-5",
-            max_tokens=200,
-            system=[block],
-            messages=[{"role": "user", "content": "Hello"}],
-        )
+        message = client.messages.create(model="claude-opus-5-5", max_tokens=200, system=[block],
+                                         messages=[{"role": "user", "content": "Hello"}])
         assert message.usage.cache_creation_input_tokens == count_tokens(LONG_SYSTEM)
         assert message.usage.cache_creation.ephemeral_1h_input_tokens == count_tokens(LONG_SYSTEM)
         assert message.usage.cache_read_input_tokens == 0

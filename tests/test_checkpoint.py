@@ -274,11 +274,7 @@ def test_a_save_killed_halfway_loses_only_that_save(tmp_path):
     assert summary(resumed) == summary(run_plan(chain(), {"a": Agent("a", Counting())}, TASK))
     # the resumed run saves all it has at once, in a file of its own: the cut line is gone
     assert [list(r["state"].get("outputs", "-")) for r in lines(path)[1:]] == [
-        ["s1", "s2"],
-        ["s3"],
-        ["s4"],
-        ["s5"],
-        ["-"],
+        ["s1", "s2"], ["s3"], ["s4"], ["s5"], ["-"]
     ]
 
 
@@ -363,7 +359,7 @@ def test_a_checkpoint_that_is_not_utf8_text_is_refused(saved):
     saved.write_bytes(b"\xff\xfe" + whole)
     with pytest.raises(CheckpointError, match=r"run.json is damaged: not UTF-8 text \(at byte 0\); delete"):
         resume(saved)
-    saved.write_bytes('{"task": "café'.encode()[:-1])  # cut inside a character, as a kill can
+    saved.write_bytes("{\"task\": \"café".encode()[:-1])  # cut inside a character, as a kill can
     with pytest.raises(CheckpointError, match="run.json is damaged: not UTF-8 text"):
         resume(saved)
 
@@ -539,32 +535,9 @@ def test_a_long_output_is_redacted_next_to_its_words_exactly_as_by_a_regex_over_
 
     from agentlab.llm.base import _SECRET_PATTERNS, _sub_near
 
-    bits = [
-        "sk-ant-",
-        "Qw7_zX3-",
-        "Bearer ",
-        "x-api_key",
-        "API_KEY",
-        "Access_Token",
-        "token",
-        "PASSWORD",
-        "secret",
-        ":",
-        "=",
-        " ",
-        "\n",
-        "'",
-        '"',
-        "\\",
-        "https://",
-        "user:pw@",
-        "@",
-        "/",
-        "[redacted]",
-        ",",
-        "-",
-        "a key finding about tokens. ",
-    ]
+    bits = ["sk-ant-", "Qw7_zX3-", "Bearer ", "x-api_key", "API_KEY", "Access_Token", "token", "PASSWORD",
+            "secret", ":", "=", " ", "\n", "'", '"', "\\", "https://", "user:pw@", "@", "/", "[redacted]",
+            ",", "-", "a key finding about tokens. "]
     draw = random.Random(22)
     for _ in range(500):
         text = "".join(draw.choice(bits) for _ in range(draw.randint(1, 30))) * draw.randint(1, 3)
@@ -576,16 +549,11 @@ def test_a_long_output_is_redacted_next_to_its_words_exactly_as_by_a_regex_over_
 def test_the_quick_encoder_writes_exactly_the_text_the_seal_reads():
     """`canonical_utf8` escapes long text its own way, for speed; a record's seal is checked
     against `canonical` (json.dumps) on reading, so the two must agree byte for byte."""
-    every = "".join(map(chr, range(128))) + 'é€😀\u2028\\"' + '\\"'  # every ASCII character, and more
+    every = "".join(map(chr, range(128))) + "é€😀\u2028\\\"" + '\\"'  # every ASCII character, and more
     long = every * 20
     values = [
-        long,
-        every,
-        "",
-        {"b": long, "a": [1, 2.5, -0.0, 1e16, float("nan"), True, None, (long, every)]},
-        {"z": {"y": [{"x": long}]}, "Z": every, "": {}},
-        [[], {}, [long], ()],
-        {3: long, 1: "one"},
+        long, every, "", {"b": long, "a": [1, 2.5, -0.0, 1e16, float("nan"), True, None, (long, every)]},
+        {"z": {"y": [{"x": long}]}, "Z": every, "": {}}, [[], {}, [long], ()], {3: long, 1: "one"},
     ]
     for value in values:
         assert canonical_utf8(value) == canonical(value).encode("utf-8")

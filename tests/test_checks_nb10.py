@@ -180,8 +180,8 @@ def test_travel_fails_an_agent_that_reads_another_census_than_the_path(capsys, t
 
 def test_travel_fails_a_builder_that_returns_a_plain_function(capsys):
     with pytest.raises(CheckFailed):
-        check("10.travel", lambda path: lambda step, context: "unknown")
-    assert '✗ census_clerk(path) builds an Agent for the role "clerk"' in capsys.readouterr().out
+        check("10.travel", lambda path: (lambda step, context: "unknown"))
+    assert "✗ census_clerk(path) builds an Agent for the role \"clerk\"" in capsys.readouterr().out
 
 
 def test_the_hints_point_at_the_mistake_without_stating_the_formula():

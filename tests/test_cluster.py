@@ -90,21 +90,14 @@ def test_a_checkpointed_run_resumes_on_a_new_cluster_without_redoing_finished_st
     assert len(straight.plan) >= 3
     with local_cluster(workers=1) as first:  # this cluster is gone before the run carries on
         gone = set(first.run(os.getpid).values())
-        stopped = orchestrate(
-            task.question,
-            planner,
-            team,
-            pool=first.get_executor(),
-            checkpoint=path,
-            budget=Budget(calls=len(straight.calls) - 1),
-        )
+        stopped = orchestrate(task.question, planner, team, pool=first.get_executor(), checkpoint=path,
+                              budget=Budget(calls=len(straight.calls) - 1))
     assert stopped.status == "stopped" and 0 < len(stopped.outputs) < len(straight.plan)
-    resumed = orchestrate(
-        task.question, planner, team, pool=client.get_executor(), checkpoint=path, resume=True
-    )
+    resumed = orchestrate(task.question, planner, team, pool=client.get_executor(), checkpoint=path,
+                          resume=True)
     assert resumed.status == "done" and resumed.outputs == straight.outputs
     assert resumed.calls == straight.calls  # every call counted once: nothing paid for twice
-    after = resumed.trace.events[resumed.trace.events.index(resumed.trace.of_kind("resumed")[0]) :]
+    after = resumed.trace.events[resumed.trace.events.index(resumed.trace.of_kind("resumed")[0]):]
     assert not {e.step_id for e in after if e.kind == "started"} & set(stopped.outputs)  # not redone
     ran = {slot.step_id: int(slot.where.rsplit(":", 1)[1]) for slot in resumed.slots}
     assert {ran[i] for i in stopped.outputs} <= gone  # the slots saved say where, even once it is gone
@@ -130,14 +123,8 @@ def test_a_straggling_worker_times_out_on_the_real_clock_and_retry_runs_the_step
 
     plan = Plan([Step("s1", "a", "first"), Step("s2", "a", "then", ["s1"]), Step("s3", "a", "last", ["s2"])])
     started = time.monotonic()
-    run = run_plan(
-        plan,
-        {"a": Agent("a", act)},
-        pool=client.get_executor(),
-        clock="real",
-        timeout=0.5,
-        recovery=[Retry(1)],
-    )
+    run = run_plan(plan, {"a": Agent("a", act)}, pool=client.get_executor(), clock="real", timeout=0.5,
+                   recovery=[Retry(1)])
     assert time.monotonic() - started < 1.5  # the run did not wait for the straggler
     [(step, role, failure)] = run.failures
     assert (step, failure.kind) == ("s2", "timeout") and "0.5 s limit" in failure.message

@@ -64,10 +64,8 @@ def kernel():
     forked from nbval's zygote, which has imported matplotlib already (kernel_fork.py)."""
     km, kc = start_kernel(UnixSocketKernelManager)
     try:
-        kc.at_start = run(
-            kc,
-            "import sys\nprint('matplotlib' in sys.modules, get_ipython().events.callbacks['post_execute'])",
-        )
+        kc.at_start = run(kc, "import sys\nprint('matplotlib' in sys.modules, get_ipython().events.callbacks"
+                              "['post_execute'])")
         assert run(kc, SETUP) == []
         yield kc
     finally:
@@ -106,7 +104,7 @@ _ = ax.set_title("drawn once")
 fig, axes = plt.subplots(1, 2, figsize=(3, 1.5), layout="constrained")
 _ = axes[0].bar(["x", "y"], [2, 1])
 _ = axes[1].legend(*axes[0].get_legend_handles_labels())"""
-ONE = "fig, ax = plt.subplots(figsize=(2, 1.5))\n_ = ax.plot([1, 3, 2])"
+ONE = 'fig, ax = plt.subplots(figsize=(2, 1.5))\n_ = ax.plot([1, 3, 2])'
 
 
 def test_a_figure_shown_is_not_drawn_a_third_time_and_its_png_is_the_same(kernel):
@@ -121,12 +119,8 @@ def test_a_figure_shown_is_not_drawn_a_third_time_and_its_png_is_the_same(kernel
 @pytest.mark.parametrize(
     "cells",
     [
-        [
-            "%config InlineBackend.close_figures = False",
-            ONE,
-            "_ = ax.set_title('again')",
-            "%config InlineBackend.close_figures = True",
-        ],
+        ["%config InlineBackend.close_figures = False", ONE, "_ = ax.set_title('again')",
+         "%config InlineBackend.close_figures = True"],
         ["_ = plt.ioff()", ONE, "plt.show()", "_ = plt.ion()"],
     ],
     ids=["figures kept open", "ioff"],

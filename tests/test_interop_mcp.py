@@ -54,15 +54,8 @@ def started():
         "stdio": partial(connect_stdio, world_command(), timeout=20),
         "lying": partial(connect_stdio, world_command("--lying"), timeout=20),
         "http": partial(connect_when_serving, server),
-        **{
-            mode: partial(
-                connect_stdio,
-                [sys.executable, str(HERE / "mcp_servers.py"), mode],
-                timeout=3,
-                start_timeout=60,
-            )
-            for mode in MISBEHAVING
-        },
+        **{mode: partial(connect_stdio, [sys.executable, str(HERE / "mcp_servers.py"), mode], timeout=3,
+                         start_timeout=60) for mode in MISBEHAVING},
     }
     with futures.ThreadPoolExecutor(len(starts)) as pool:
         clients = {name: pool.submit(start) for name, start in starts.items()}
@@ -95,10 +88,7 @@ def test_the_server_lists_the_kit_tools_with_annotations_and_an_output_schema(st
         assert tool.spec == TOOLS[name]  # the same spec a model sees locally
         assert tool.output_schema == OUTPUT_SCHEMA
         assert tool.annotations == {
-            "readOnlyHint": True,
-            "destructiveHint": False,
-            "idempotentHint": True,
-            "openWorldHint": False,
+            "readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False
         }
     assert annotation_effects(list(listed.values())) == {name: () for name in TOOLS}
 

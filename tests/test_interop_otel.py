@@ -137,13 +137,8 @@ def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
         return replace(agent, act=act)
 
     watched = {role: watch(agent) for role, agent in live.team(team).items()}
-    run = orchestrate(
-        task,
-        live.planner(LLMPlanner(llm, team)),
-        watched,
-        recovery=[Retry(2)],
-        faults=[Fault(step="s1", times=1)],
-    )
+    run = orchestrate(task, live.planner(LLMPlanner(llm, team)), watched, recovery=[Retry(2)],
+                      faults=[Fault(step="s1", times=1)])
     assert seen[0] == 2 and seen == sorted(seen) and seen[-1] > seen[0]  # the plan (and its call) first
     before_close = exporter.get_finished_spans()
     assert all(s.parent is not None for s in before_close)  # everything but the root had left
@@ -154,8 +149,7 @@ def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
     assert {format(s.context.trace_id, "032x") for s in spans} == {trace_id}
     root = next(s for s in spans if s.parent is None)
     assert [(e.name, e.attributes["agentlab.step.id"]) for e in root.events] == [
-        ("agentlab.failed", "s1"),
-        ("agentlab.retried", "s1"),
+        ("agentlab.failed", "s1"), ("agentlab.retried", "s1")
     ]
     faults = [Fault(step="s1", times=1)]
     plain = orchestrate(task, LLMPlanner(llm, team), team, recovery=[Retry(2)], faults=faults)

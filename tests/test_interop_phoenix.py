@@ -90,9 +90,8 @@ def a_guarded_run_with_a_retry():
     tools = {name: ToolFunction(TOOLS[name], FUNCTIONS[name]) for name in TOOLS}
     team = guarded_team(llm, guard, WORLD_ROLES, tools)
     task = make_tasks(3, seed=1)[2]
-    run = orchestrate(
-        task.question, LLMPlanner(llm, team), team, recovery=[Retry(2)], faults=[Fault(step="s1", times=1)]
-    )
+    run = orchestrate(task.question, LLMPlanner(llm, team), team, recovery=[Retry(2)],
+                      faults=[Fault(step="s1", times=1)])
     return run, guard.log
 
 

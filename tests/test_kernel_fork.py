@@ -120,10 +120,8 @@ def test_forked_kernels_draw_their_own_random_numbers_and_stop_when_told():
 
 def test_a_kernel_in_another_environment_starts_the_usual_way():
     other = dict(os.environ, SOMETHING_ELSE="1")
-    kernels = [
-        start_kernel(ForkedKernelManager, cwd=NOTEBOOKS),
-        start_kernel(ForkedKernelManager, cwd=NOTEBOOKS, env=other),
-    ]
+    kernels = [start_kernel(ForkedKernelManager, cwd=NOTEBOOKS),
+               start_kernel(ForkedKernelManager, cwd=NOTEBOOKS, env=other)]
     try:
         forked, usual = (parent_of(manager.provisioner.process.pid) for manager, _ in kernels)
         assert forked != os.getpid() == usual

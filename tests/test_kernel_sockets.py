@@ -14,7 +14,7 @@ def listening_tcp_ports(pid: int) -> set[int]:
     for fd in os.listdir(f"/proc/{pid}/fd"):
         target = os.readlink(f"/proc/{pid}/fd/{fd}")
         if target.startswith("socket:["):
-            inodes.add(target[len("socket:[") : -1])
+            inodes.add(target[len("socket:["):-1])
     ports = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:

@@ -123,12 +123,8 @@ def test_recipes_let_python_keep_its_bytecode_whatever_the_shell_says():
     # a shell with PYTHONDONTWRITEBYTECODE=1 would have every kernel recompile its imports
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     shown = subprocess.run(
-        ["make", "-s", "--eval", 'show-env: ; @echo "[$$PYTHONDONTWRITEBYTECODE]"', "show-env"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
+        ["make", "-s", "--eval", "show-env: ; @echo \"[$$PYTHONDONTWRITEBYTECODE]\"", "show-env"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
     )
     assert shown.stdout.strip() == "[]"
 

@@ -132,9 +132,8 @@ def test_an_interrupt_during_a_multi_worker_run_returns_promptly_with_the_run_st
         return "late"
 
     plan = Plan([Step("a", "w", "x"), Step("b", "w", "y"), Step("c", "w", "z", ["a", "b"])])
-    threading.Thread(
-        target=lambda: started.wait(10) and (time.sleep(0.2), _thread.interrupt_main()), daemon=True
-    ).start()
+    threading.Thread(target=lambda: started.wait(10) and (time.sleep(0.2), _thread.interrupt_main()),
+                     daemon=True).start()
     # a suite started as a background job has SIGINT ignored, and then interrupt_main does nothing
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     began = time.monotonic()

@@ -53,7 +53,6 @@ def test_a_backend_that_returns_no_completion_while_planning_is_a_failed_run():
 
 def test_calls_that_are_not_completions_are_counted_under_a_budget_without_a_crash():
     """`spent` read `.usage` of every call: a plain value crashed the loop."""
-
     def act(step, context):
         return Work("done", calls=({"tokens": 5}, "a call"))
 

@@ -61,20 +61,10 @@ FULL = {
     "output_config": {"format": {"type": "json_schema", "schema": {"type": "object"}}, "effort": "low"},
     "messages": [
         {"role": "user", "content": [{"type": "text", "text": "Who is Osk?"}]},
-        {
-            "role": "assistant",
-            "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {"q": "Osk"}}],
-        },
-        {
-            "role": "user",
-            "content": [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": "t1",
-                    "content": [{"type": "text", "text": "Osk is a town."}],
-                }
-            ],
-        },
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "lookup", "input": {"q": "Osk"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "Osk is a town."}]}]},
     ],
 }
 WRONG = [3, -1, 1.5, True, False, None, "x", "", [], [5], ["x"], {}, {"a": 1}, {"type": 5}, {"text": 5}]
@@ -109,16 +99,8 @@ def test_400_fuzzed_bodies_each_get_a_reply_and_a_4xx_names_the_field():
     """Malformed bodies got no reply at all (`messages` or `tools` a number) or a 500 "the
     simulator failed" (`tools:[{"name":3}]`, `system:[{"text":5}]`...)."""
     rng, statuses, wrong = random.Random(22), [], []
-    top = [
-        {"messages": 3},
-        {"tools": True},
-        {"messages": False},
-        {"tools": 7},
-        {"system": [{"text": 5}]},
-        {"tools": [{"name": 3}]},
-        {"output_config": {"format": "x"}},
-        {"stream": "yes"},
-    ]
+    top = [{"messages": 3}, {"tools": True}, {"messages": False}, {"tools": 7}, {"system": [{"text": 5}]},
+           {"tools": [{"name": 3}]}, {"output_config": {"format": "x"}}, {"stream": "yes"}]
     cases = [({**HELLO, **change}, (next(iter(change)),)) for change in top]
     cases += [mutated(rng) for _ in range(400 - len(cases))]
     with start_server() as server:

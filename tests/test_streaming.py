@@ -40,10 +40,8 @@ def requests():
         "messages": [{"role": "user", "content": f"Task: {TASK.question}"}],
         "output_config": {"format": {"type": "json_schema", "schema": api_schema(plan_schema(team))}},
     }
-    tools = [
-        {"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
-        for t in (TOOLS["lookup"], TOOLS["search"])
-    ]
+    tools = [{"name": t.name, "description": t.description, "input_schema": dict(t.input_schema)}
+             for t in (TOOLS["lookup"], TOOLS["search"])]
     turn = {
         "model": "claude-haiku-5-5",
         "max_tokens": 512,
@@ -93,10 +91,8 @@ def test_a_paced_stream_arrives_at_the_models_writing_speed():
 
 
 def test_the_step_reader_cuts_out_each_step_once_whatever_the_pieces_and_braces_in_strings():
-    steps = [
-        {"id": "s1", "role": "writer", "instruction": 'Say "{hi}" and [bye]', "depends_on": []},
-        {"id": "s2", "role": "writer", "instruction": "Then \\ this}", "depends_on": ["s1"]},
-    ]
+    steps = [{"id": "s1", "role": "writer", "instruction": 'Say "{hi}" and [bye]', "depends_on": []},
+             {"id": "s2", "role": "writer", "instruction": "Then \\ this}", "depends_on": ["s1"]}]
     text = json.dumps({"steps": steps})
     reader, found = StepReader(), []
     for end in range(1, len(text) + 1):
@@ -192,7 +188,6 @@ def test_the_timeline_of_a_streamed_run_has_the_plans_writing_as_its_own_row_wit
 def test_on_the_real_clock_steps_still_waiting_when_the_plan_has_ended_all_run():
     # A model that answers at once: the whole plan, and its end, arrive before any step starts.
     text = json.dumps({"steps": [step(1), step(2, depends=["s1"]), step(3, depends=["s2"])]})
-    run = orchestrate_streaming(
-        "Write a report.", StreamingPlanner(Scripted(text), STUB_TEAM), STUB_TEAM, clock="real"
-    )
+    run = orchestrate_streaming("Write a report.", StreamingPlanner(Scripted(text), STUB_TEAM), STUB_TEAM,
+                                clock="real")
     assert run.status == "done" and list(run.outputs) == ["s1", "s2", "s3"]

@@ -37,10 +37,9 @@ def test_two_sources_of_the_same_year_that_disagree_leave_the_question_open():
 
 
 def test_the_same_run_twice_gives_the_same_report():
-    assert (
-        run_plan(synthesis_plan(), synthesis_team()).deliverable
-        == run_plan(synthesis_plan(), synthesis_team()).deliverable
-    )
+    assert run_plan(synthesis_plan(), synthesis_team()).deliverable == run_plan(
+        synthesis_plan(), synthesis_team()
+    ).deliverable
 
 
 @pytest.mark.parametrize(
