@@ -602,3 +602,19 @@ def majority_by_sorting(findings):
 def test_right_answers_written_differently_still_pass(exercise, right, capsys):
     check(exercise, right)
     assert "✗" not in capsys.readouterr().out
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+def test_hidden_case_catches_results_sorted_instead_of_the_managers_order():
+    import graded
+
+    wrong = graded.changed(
+        "01", "run_hierarchy", ("synthesize(task, results)", "synthesize(task, sorted(results))")
+    )
+    assert graded.hidden_failures("01.hierarchy", wrong) == [
+        "chunks named out of alphabetical order: the synthesizer gets their results in the manager's order"
+    ]
+    assert graded.graded("01.hierarchy", wrong).status == "failed"

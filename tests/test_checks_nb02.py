@@ -351,3 +351,53 @@ def test_longest_first_catches_a_priority_by_all_the_work_below_a_step(capsys):
         by_total_work_below,
         "✗ the most work below a step is not its longest chain",
     )
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+@pytest.mark.parametrize(
+    "exercise, name, edits, caught",
+    [
+        (
+            "02.makespan",
+            "finish_time",
+            [("waiting = list(plan)", "waiting = list(plan.topological_order())")],
+            ["a plan written out of dependency order, on 2 workers"],
+        ),
+        (
+            "02.longest-first",
+            "longest_chain_first",
+            [("heads = {}", "heads = {}; durations = step_durations(plan, STUB_TEAM)")],
+            ["a plan written backwards, no durations on its steps: the rewrite on 2 workers"],
+        ),
+        (
+            "02.longest-first",
+            "longest_chain_first",
+            [("durations[step.id] +", "(durations[step.id] if step.duration is None else step.duration) +")],
+            ["a plan written backwards, stale durations on its steps: the rewrite on 2 workers"],
+        ),
+        (
+            "02.longest-first",
+            "longest_chain_first",
+            [
+                ("reversed(plan.topological_order())", "reversed(list(plan))"),
+                ("heads[w] for", "heads.get(w, 0) for"),
+            ],
+            ["a plan written backwards, no durations on its steps: the rewrite on 2 workers"],
+        ),
+        (
+            "02.critical-path",
+            "longest_chain",
+            [("return chain[::-1], length", "return chain[::-1], round(length, 1)")],
+            ["a chain of a quarter-second step and a half-second one"],
+        ),
+    ],
+)
+def test_hidden_cases_catch_what_the_exercises_own_cases_let_through(exercise, name, edits, caught):
+    import graded
+
+    wrong = graded.changed("02", name, *edits)
+    assert set(caught) <= set(graded.hidden_failures(exercise, wrong))
+    assert graded.graded(exercise, wrong).status == "failed"

@@ -386,3 +386,33 @@ def ends_from_the_graph(plan):
 def test_ends_in_report_passes_a_right_rule_written_differently(capsys):
     check("03.ends-in-report", ends_from_the_graph)
     assert "✗" not in capsys.readouterr().out
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+HUNTS_PAST_A_BAD_PLAN = """
+def read_plan(text, roles):
+    errors = []
+    for start in [i for i, c in enumerate(text) if c == "{"]:
+        try:
+            data, _ = json.JSONDecoder().raw_decode(text, start)
+        except json.JSONDecodeError as e:
+            errors.append(str(e))
+            continue
+        if isinstance(data, dict):
+            try:
+                return Plan.from_dict(data, roles=roles)
+            except PlanError as e:  # not this one: look further
+                errors.append(str(e))
+    raise PlanError(errors[0] if errors else "no JSON object")
+"""
+
+
+def test_hidden_case_catches_a_reader_that_hunts_past_an_invalid_first_plan():
+    import graded
+
+    wrong = graded.written("03", "read_plan", HUNTS_PAST_A_BAD_PLAN)
+    assert len(graded.hidden_failures("03.read-plan", wrong)) == 3
+    assert graded.graded("03.read-plan", wrong).status == "failed"

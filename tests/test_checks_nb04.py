@@ -534,3 +534,58 @@ def total_with_its_own_reading(step, output, context):
 def test_total_check_passes_a_right_check_written_differently(capsys):
     check("04.total-check", total_with_its_own_reading)
     assert "✗" not in capsys.readouterr().out
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+_LARGEST = "largest = max(float(part) for part in parts)"
+
+
+@pytest.mark.parametrize(
+    "exercise, name, edits, caught",
+    [
+        (
+            "04.total-check",
+            "total_covers_its_parts",
+            [(_LARGEST, "largest = float(max(part.strip() for part in parts))")],
+            "a total below a three-digit part, above a two-digit one (95 + 120 = 110?)",
+        ),
+        (
+            "04.total-check",
+            "total_covers_its_parts",
+            [(_LARGEST, "largest = max(float(part) for part in parts[:2])")],
+            "a total below the third part, above the first two (10 + 20 + 500 = 300?)",
+        ),
+        (
+            "04.total-check",
+            "total_covers_its_parts",
+            [
+                (
+                    "    try:\n        question",
+                    "    if step.role != 'analyst':\n        return None\n    try:\n        question",
+                )
+            ],
+            "a researcher's sum, smaller than a part: a problem, said in words",
+        ),
+        (
+            "04.total-check",
+            "total_covers_its_parts",
+            [("if total < largest:", "if total and total < largest:")],
+            "a total of 0 for 5 + 7: a problem, said in words",
+        ),
+        (
+            "04.installments",
+            "run_in_installments",
+            [("range(1, max_installments + 1)", "range(1, max_installments + 2)")],
+            "3 calls an installment, max_installments=3, one fewer than it needs: an error",
+        ),
+    ],
+)
+def test_hidden_cases_catch_what_the_exercises_own_cases_let_through(exercise, name, edits, caught):
+    import graded
+
+    wrong = graded.changed("04", name, *edits)
+    assert any(what.startswith(caught) for what in graded.hidden_failures(exercise, wrong))
+    assert graded.graded(exercise, wrong).status == "failed"

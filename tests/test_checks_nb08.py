@@ -216,3 +216,36 @@ def test_threshold_catches_a_threshold_of_zero_the_largest_of_equals_and_tokens_
     wrong, line, capsys
 ):
     notebook_code.caught(capsys, "08.threshold", wrong, line)
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+_LOST = (
+    "    return [t for t in run.transfers if not any(run.task in text for m in t.sent for text in texts(m))]"
+)
+_LOST_BY_RECEIVER = """    lost = {}
+    for t in run.transfers:
+        if not any(run.task in text for m in t.sent for text in texts(m)):
+            lost.setdefault(t.target, t)
+    return list(lost.values())"""
+
+
+@pytest.mark.parametrize(
+    "edit, caught",
+    [
+        ((_LOST, _LOST + "[:1]"), "three transfers, the first and the last lose the request"),
+        ((_LOST, _LOST_BY_RECEIVER), "the same agent receives twice, losing the request both times"),
+        (
+            ("run.task in text", "run.task[:30] in text"),
+            "a message that shares the request's first 44 characters only",
+        ),
+    ],
+)
+def test_hidden_cases_catch_what_the_exercises_own_cases_let_through(edit, caught):
+    import graded
+
+    wrong = graded.changed("08", "lost_requests", edit)
+    assert caught in graded.hidden_failures("08.handoff-audit", wrong)
+    assert graded.graded("08.handoff-audit", wrong).status == "failed"

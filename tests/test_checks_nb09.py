@@ -484,3 +484,53 @@ def replace_deps(step, ids):
 )
 def test_safe_replan_catches_no_failure_message_raw_outputs_and_a_pruned_plan(wrong, line, capsys):
     notebook_code.caught(capsys, "09.safe-replan", wrong, line)
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+_OLD_SCANNER = """
+import ast, re
+
+
+def sanitise(text):
+    for match in re.finditer(r"\\b([A-Za-z_]\\w*)\\(([^()]*)\\)", text):  # the kit's scanner before the fix
+        try:
+            call = ast.parse(f"_({match.group(2)})", mode="eval").body
+        except SyntaxError:
+            continue
+        if call.keywords and not call.args:
+            text = text.replace(match.group(0), "[call removed]")
+    return text
+"""
+_REPLAN = "    return planner.replan(task, plan, clean_outputs, sanitise(failure))"
+
+
+@pytest.mark.parametrize(
+    "exercise, name, edit, caught",
+    [
+        (
+            "09.policy",
+            "clerk_only",
+            (
+                'to not in world.ENTITIES or world.ENTITIES[to].kind != "person"',
+                'to not in ("Hesper Lusk", "Anselm Dray")',
+            ),
+            "the clerk messages Cassian Reed, a person in the records",
+        ),
+        (
+            "09.safe-replan",
+            "safe_replan",
+            (_REPLAN, "    planner.replan(task, plan, outputs, failure)  # to compare\n" + _REPLAN),
+            "every replan the planner is asked for: only cleaned texts",
+        ),
+        ("09.sanitise", "sanitise", None, "a planted call whose text holds brackets"),
+    ],
+)
+def test_hidden_cases_catch_what_the_exercises_own_cases_let_through(exercise, name, edit, caught):
+    import graded
+
+    wrong = graded.changed("09", name, edit) if edit else graded.written("09", name, _OLD_SCANNER)
+    assert caught in graded.hidden_failures(exercise, wrong)
+    assert graded.graded(exercise, wrong).status == "failed"

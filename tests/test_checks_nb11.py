@@ -220,3 +220,15 @@ def test_a_finish_that_changes_the_dicts_it_is_handed_is_caught(capsys):
 def test_the_graders_plans_catch_a_finish_that_forgets_the_writing(capsys):
     wrong = finish(lambda step, at, end: max((end[d] for d in step.depends_on), default=0.0))
     assert not all(case.passed for cases in cases_for("11.first-step") for case in cases(wrong))
+
+
+# --- the grader's hidden cases: mistakes this notebook's own cases let through (issue 34) --------------
+# Each wrong answer is the solution with one change; its own cases pass it, a hidden case catches it.
+
+
+def test_hidden_case_catches_the_long_prompt_tier_at_exactly_the_threshold():
+    import graded
+
+    wrong = graded.changed("11", "bill", ("prompt > p.long_above", "prompt >= p.long_above"))
+    assert graded.hidden_failures("11.cache-bill", wrong) == ["a prompt of exactly the long-prompt threshold"]
+    assert graded.graded("11.cache-bill", wrong).status == "failed"

@@ -37,3 +37,62 @@ def picks(choose: Callable) -> Iterator[Case]:
         neither = tasks - both - only_costly - only_cheap
         comparison = _paired(both, only_costly, only_cheap, neither)
         yield _judge_pick(choose, f"the grader's comparison #{seed}, margin {margin:.0%}", comparison, margin)
+
+
+# --- 07.react-tokens: growth that is not a whole number of tokens ---------------------------------
+
+
+def _run(*inputs: int):
+    from agentlab.llm.base import Completion, Usage
+    from agentlab.react import ReactRun, Turn
+
+    usage = (Usage(input_tokens=n, output_tokens=20) for n in inputs)
+    turns = [
+        Turn(i + 1, "", (), Completion("", "sim-large", "simulated", u), 1.0) for i, u in enumerate(usage)
+    ]
+    return ReactRun("a question", "an answer", "done", turns)
+
+
+@grading("07.react-tokens")
+def half_a_token(predict: Any) -> Iterator[Case]:
+    from agentlab.course.checks import attempt
+
+    # B = 100, g = (101 - 100) / 2 = 0.5: 100 calls read 100 x 100 + 0.5 x 100 x 99 / 2 = 12,475 tokens
+    got, error = attempt(predict, _run(100, 100, 101), 100)
+    right = not error and isinstance(got, int | float) and abs(got - 12_475) <= 0.5
+    yield Case("a run that grew half a token a call, predicting 100 calls", right, error or f"got {got!r}")
+
+
+# --- 07.router-share: a pair of models the exercise never shows ------------------------------------
+# 1,000 questions: both right 500, only the strong 200, only the weak 100, neither 200. The weak model
+# is right on 60%, the strong on 70%, one of them on 80%. A coin reaches t at (t - 0.6) / 0.1 of the
+# queries on the strong model; a perfect router at t - 0.6 (each "only strong" query adds 1/1,000).
+_COUNTS = (500, 200, 100, 200)
+_SHARES = (
+    (0.65, "coin", 0.5),
+    (0.65, "perfect", 0.05),
+    (0.8, "perfect", 0.2),
+    (0.7, "coin", 1.0),
+    (0.75, "coin", None),
+    (0.85, "perfect", None),
+    (0.55, "coin", 0.0),
+    (0.55, "perfect", 0.0),
+)
+
+
+@grading("07.router-share")
+def router_share(strong_share: Any) -> Iterator[Case]:
+    from agentlab.course.checks import attempt
+    from agentlab.routing import PairCounts
+
+    counts = PairCounts(*_COUNTS)
+    for target, router, want in _SHARES:
+        got, error = attempt(strong_share, counts, target, router)
+        right = not error and (
+            got is None if want is None else isinstance(got, int | float) and abs(got - want) < 1e-9
+        )
+        yield Case(
+            f"a pair of models right 60% and 70%, a {router} router, to {target:.0%}",
+            right,
+            error or f"got {got!r}",
+        )

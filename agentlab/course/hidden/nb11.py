@@ -4,7 +4,7 @@ priced and timed by the same judges as the exercise's own cases."""
 import random
 from collections.abc import Callable, Iterator
 
-from agentlab.course.checks import Case
+from agentlab.course.checks import Case, attempt
 from agentlab.course.checks.nb11 import _judge_bill, _judge_finish, _streamed
 from agentlab.course.hidden import grading
 from agentlab.llm.base import Completion, Usage
@@ -68,3 +68,20 @@ def streamed_plans(streamed_finish: Callable) -> Iterator[Case]:
         yield _judge_finish(
             streamed_finish, f"the grader's streamed plan #{seed}", *_plan(random.Random(seed))
         )
+
+
+# A prompt of exactly `long_above` tokens is not over it: 600 fresh + 400 read = 1,000, at the base
+# rates: (600 x 1 + 100 x 5 + 400 x 0.1) / 1e6 = $0.00114. One token more doubles every rate.
+_TIERED = {"model-t": Price(1.0, 5.0, 0.1, 1.25, long_above=1_000, long_factor=2.0)}
+
+
+@grading("11.cache-bill")
+def at_the_threshold(bill: Callable) -> Iterator[Case]:
+    for what, fresh, want in (
+        ("a prompt of exactly the long-prompt threshold", 600, 0.00114),
+        ("a prompt one token over the threshold", 601, 2 * (601 + 500 + 40) / 1e6),
+    ):
+        calls = [Completion("", "model-t", "anthropic", Usage(fresh, 100, 400))]
+        got, error = attempt(bill, calls, dict(_TIERED))
+        right = not error and isinstance(got, int | float) and abs(got - want) < 1e-12
+        yield Case(what, right, error or f"got {got!r} USD")
