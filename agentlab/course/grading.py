@@ -20,9 +20,15 @@ An exercise's status:
 - `not done` when the function is still the stub, or the name is not defined and no cell of its
   part of the notebook raised; `error` with the *first* error of its part when one did (a
   `SyntaxError` in a function shows as itself, not as the `NameError` that follows);
-- a notebook that cannot be read, whose kernel dies, or that is still running after `timeout`
-  seconds is **broken**, with the reason; the exercises before the cell where it stopped are still
-  graded (from a second run of the cells before it), the others are `not done`, "not reached".
+- a notebook that cannot be read, whose kernel dies, sends what is not data, or is still running
+  after `timeout` seconds is **broken**, with the reason; it is run again without the cell where it
+  stopped (RERUNS times at most), so one bad cell costs only what depends on it; exercises past a
+  cell it still stops at are `not done`, "not reached";
+- `not graded`, with why, when the grader itself could not finish (its child crashed or ran out of
+  time): every exercise the notebook must have still has its line and counts in the totals.
+
+A learner's words (an exception's name and message, a value) reach a report only through `clean`:
+control characters and escape sequences shown escaped, never obeyed, and cut to DETAIL_CHARS.
 
 Each notebook is graded against the exercises its number must have (`06_….ipynb`: the checks
 registered for 06); a notebook that holds another number's exercises says so.
@@ -54,20 +60,35 @@ from agentlab.course.checks import (
     unwritten,
 )
 from agentlab.course.forbidden import FORBIDDEN
+from agentlab.valid import cut
 
-STATUSES = ("passed", "failed", "not done", "error")
+STATUSES = ("passed", "failed", "not done", "error", "not graded")
 NUMBER = re.compile(r"(?<!\d)(\d\d)_")
 IPYTHON_FILE = re.compile(r"\((?:<ipython-input-[^>]*>|\d+\.py), line (\d+)\)")  # noise in a SyntaxError
-RESTARTS = 2  # a kernel that a learner's function ends is started again this often, then cases fail
+RERUNS = 2  # cells skipped at most, each after it stopped the notebook, before the rest is "not reached"
+DETAIL_CHARS = 400  # a result's detail, and a notebook's reason for being broken
 BIG_FILE = 20 * 2**20  # files in a learner's folder larger than this stay out of the sandbox's copy
+
 
 @dataclass(frozen=True)
 class Result:
-    """One exercise of one notebook: its status (one of STATUSES) and what the instructor should see."""
+    """One exercise of one notebook: its status (one of STATUSES) and what the instructor should see
+    (cleaned: a detail may quote the learner)."""
 
     exercise: str
     status: str
     detail: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "detail", clean(self.detail))
+
+
+def clean(text: str, limit: int = DETAIL_CHARS) -> str:
+    """`text` fit for a report: every character that is not printable (a newline, an ANSI escape, a
+    right-to-left mark) written as its escape (`\\x1b`), and cut to about `limit` characters."""
+    text = str(text)[: 4 * limit]
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return cut(text, limit)
 
 
 @dataclass
@@ -125,7 +146,9 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
     except (UnicodeDecodeError, json.JSONDecodeError):
         graded.broken = "not a notebook: the file is not valid JSON"
     except (OSError, ValueError) as error:
-        graded.broken = f"not a notebook: {str(error).splitlines()[0][:120]}"
+        graded.broken = clean(f"not a notebook: {(str(error).splitlines() or [''])[0]}", 120)
+    except Exception as error:  # a JSON file whose cells are not what a notebook's are
+        graded.broken = clean(f"not a notebook: {type(error).__name__}: {error}", 120)
     if not graded.broken and (why := old_numbering(path, nb)):
         graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
         graded.broken = why
@@ -137,11 +160,20 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
     if graded.broken:
         graded.results = [Result(e, "not done", "not run") for e in required]
         return graded
-    names = answer_names(number, root, nb)
-    with tempfile.TemporaryDirectory(prefix="agentlab-grade-") as copy:
-        workdir = learner_copy(Path(path), Path(copy))
-        graded.broken, graded.results = _grade_notebook(nb, workdir, required, names, timeout)
+    try:
+        names = answer_names(number, root, nb)
+        with tempfile.TemporaryDirectory(prefix="agentlab-grade-") as copy:
+            workdir = learner_copy(Path(path), Path(copy))
+            graded.broken, graded.results = _grade_notebook(nb, workdir, required, names, timeout)
+    except Exception as error:  # the grader's own failure (no sandbox, say): each exercise says so
+        graded.broken = clean(f"the grader could not grade it: {type(error).__name__}: {error}")
+        graded.results = not_graded(required, graded.broken)
     return graded
+
+
+def not_graded(exercises: list[str], why: str) -> list[Result]:
+    """A line for each exercise of a notebook the grader could not finish, saying why."""
+    return [Result(e, "not graded", why) for e in exercises]
 
 
 def old_numbering(path: Path | str, nb: list[Cell]) -> str:
@@ -206,34 +238,44 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
             check_cells.setdefault(exercise, i)
     forbidden = {e: FORBIDDEN[e] for e in required if e in FORBIDDEN}
     sources = [source for _, source in code]
-
     sessions: list[Session] = []
+    skipped: dict[int, str] = {}  # a cell that stopped the notebook -> why; run again without it
+    skip: set[int] = set()
 
-    def fresh(until: int | None) -> tuple[Session, Any]:
+    def fresh() -> tuple[Session, Any]:
         session = Session(sources, workdir, forbidden)
         sessions.append(session)
-        return session, session.run(timeout, until, [i for i, _ in code])
+        return session, session.run(timeout, skip, [i for i, _ in code])
 
-    session, ran = fresh(None)
-    errors = {
-        code[i][0]: (name, IPYTHON_FILE.sub(r"(line \1)", value)) for i, (name, value) in ran.errors.items()
-    }
-    stopped = code[ran.stopped_at][0] if ran.stopped_at is not None and ran.stopped_at < len(code) else None
-    if ran.broken and ran.stopped_at:  # grade what came before the cell where it stopped
-        session, again = fresh(ran.stopped_at)
-        if again.broken:
-            session.close()
-    restarts, results = 0, []
     try:
+        session, ran = fresh()
+        broken = ran.broken
+        for _ in range(RERUNS):
+            if not ran.broken or ran.stopped_at in skip:
+                break
+            skipped[ran.stopped_at] = ran.broken
+            skip.add(ran.stopped_at)
+            session, ran = fresh()
+        if ran.broken:  # grade what comes before the cell where it still stops, from the cells before it
+            skip.update(range(ran.stopped_at, len(code)))
+            session, _ = fresh()
+        errors = {
+            code[i][0]: (name, IPYTHON_FILE.sub(r"(line \1)", value))
+            for i, (name, value) in ran.errors.items()
+        }
+        errors |= {code[i][0]: ("skipped by the grader", why) for i, why in skipped.items()}
+        stopped = code[ran.stopped_at][0] if ran.broken and ran.stopped_at is not None else None
+        restarts, results = 0, []
         for exercise in required:
             if stopped is not None and check_cells.get(exercise, -1) >= stopped:
                 results.append(Result(exercise, "not done", "not reached"))
                 continue
-            if not session.alive and restarts < RESTARTS and not ran.broken:
+            if not session.alive and restarts < len(required):  # a crash costs only its own exercise
                 session.close()
-                session, _ = fresh(None)
+                session, _ = fresh()
                 restarts += 1
-            results.append(_grade_exercise(session, exercise, names.get(exercise), errors, check_cells))
+            result = _grade_exercise(session, exercise, names.get(exercise), errors, check_cells)
+            results.append(Result(exercise, "error", session.refused) if session.refused else result)
     finally:
         for each in sessions:
             each.cleanup()
@@ -242,7 +284,7 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
         index, (name, value) = first
         said = f"the notebook's first error: {name}: {value} (cell {index + 1})"
         results = [Result(r.exercise, r.status, said) if r.detail in _SILENT else r for r in results]
-    return ran.broken, results
+    return clean(broken), results
 
 
 _SILENT = ("no check cell for it", "its check never ran", "not defined")
@@ -325,7 +367,8 @@ def _true(value: Any) -> bool:
 
 
 def _name(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    said = clean(str(error))
+    return f"{type(error).__name__}: {said}" if said else type(error).__name__
 
 
 def _unchecked(exercise: str, errors: dict[int, tuple[str, str]], check_cells: dict[str, int]) -> Result:
