@@ -16,9 +16,10 @@ value is a one-letter tag and its contents, and the reader builds nothing but
 - a handle for anything else: one side's object stays there and the other side can only call it.
 
 A subclass of int, str, list, ... is sent as its base value (an `==` that always says yes is lost
-on the way), a numpy number or array as its Python value. Reading is bounded: at most MAX_BYTES
-bytes, MAX_ITEMS values, MAX_DEPTH levels and MAX_SECONDS seconds; no shared or cyclic structure
-can be written, so nothing read is larger than its frame. Anything else is a `CodecError`.
+on the way), a numpy number or array as its Python value. Reading is bounded: at most `Bounds`
+(what the grader reads: 8 MB, 250,000 values), MAX_DEPTH levels and MAX_SECONDS seconds; no
+shared or cyclic structure is read, so nothing read is larger than its frame. Anything else is a
+`CodecError`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,13 @@ import pathlib
 import struct
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from agentlab.course.kitvalues import (
     BASES,
     MAX_NAME,
+    base_value,
     build,
     error_facts,
     is_data_class,
@@ -44,8 +47,6 @@ from agentlab.course.kitvalues import (
     rebuild_error,
 )
 
-MAX_BYTES = 16 * 2**20  # a frame; the largest a solution sends is about 1 MB
-MAX_ITEMS = 1_000_000  # values in one frame
 MAX_DEPTH = 100  # levels of nesting
 MAX_INT_BYTES = 512  # an integer of at most 4,096 bits (Python prints up to 4,300 digits)
 MAX_SECONDS = 10.0  # to read one frame, whatever its keys' hashes do
@@ -63,6 +64,21 @@ _U32, _U64, _I64, _F64, _C128 = (struct.Struct(f) for f in (">I", ">Q", ">q", ">
 _FAST = frozenset(b"sqf")
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """How much one frame may hold. Each value read makes at most about 250 bytes of objects (a
+    deque, which makes 600, counts as 4), so a frame the grader reads makes at most about 60 MB."""
+
+    items: int
+    bytes: int
+
+
+LEARNER = Bounds(250_000, 8 * 2**20)  # what a sandbox may send, and the grader reads
+GRADER = Bounds(
+    1_000_000, 32 * 2**20
+)  # what the grader may send (a solution's largest: 127,017 values, 1.8 MB)
+
+
 class CodecError(ValueError):
     """A value this codec does not carry, or a frame that is not one of its values."""
 
@@ -70,20 +86,20 @@ class CodecError(ValueError):
 # --- writing ----------------------------------------------------------------------------------------
 
 
-def encode(value: Any, handle: Callable[[Any], tuple[str, int, str]]) -> bytes:
+def encode(value: Any, handle: Callable[[Any], tuple[str, int, str]], bounds: Bounds = LEARNER) -> bytes:
     """`value` as a frame; `handle(obj)` gives ("G" or "L", number, kind) for what is not data."""
-    writer = _Writer(handle)
+    writer = _Writer(handle, bounds)
     writer.value(value, 0)
     return bytes(writer.out)
 
 
 class _Writer:
     """Writes one frame. A structure met again (the same list twice) is written again, copied from
-    where it was first written, so 23 lists nested in pairs reach MAX_ITEMS in 20 copies, not 2^23
+    where it was first written, so 23 lists nested in pairs reach the bound in 20 copies, not 2^23
     steps."""
 
-    def __init__(self, handle: Callable[[Any], tuple[str, int, str]]):
-        self.out, self.items, self.handle = bytearray(), 0, handle
+    def __init__(self, handle: Callable[[Any], tuple[str, int, str]], bounds: Bounds):
+        self.out, self.items, self.handle, self.bounds = bytearray(), 0, handle, bounds
         self.written: dict[int, tuple[Any, int, int, int, int]] = {}  # id -> (obj, start, end, items, height)
         self.deepest = 0
 
@@ -113,10 +129,10 @@ class _Writer:
         self.deepest = max(deepest, self.deepest)
 
     def check(self, items: int, depth: int, size: int) -> None:
-        if items > MAX_ITEMS or depth > MAX_DEPTH or size > MAX_BYTES:
+        if items > self.bounds.items or depth > MAX_DEPTH or size > self.bounds.bytes:
             raise CodecError(
-                f"too large to send: more than {MAX_ITEMS:,} values, {MAX_DEPTH} levels or "
-                f"{MAX_BYTES // 2**20} MB (or a list that holds itself)"
+                f"too large to send: more than {self.bounds.items:,} values, {MAX_DEPTH} levels or "
+                f"{self.bounds.bytes // 2**20} MB (or a list that holds itself)"
             )
 
     def write(self, obj: Any, depth: int) -> None:
@@ -161,7 +177,7 @@ class _Writer:
             names = [f.name for f in dataclasses.fields(obj) if hasattr(obj, f.name)]
             self.pairs([(name, getattr(obj, name)) for name in names], depth)
         elif (base := next((b for b in BASES if isinstance(obj, b)), None)) is not None:
-            self.value(_base_value(obj, base), depth)
+            self.value(base_value(obj, base), depth)
         elif kind.__module__.partition(".")[0] == "numpy" and hasattr(obj, "tolist"):
             self.value(obj.tolist(), depth)
         else:
@@ -193,8 +209,8 @@ class _Writer:
         self.sized(b"i", n.to_bytes(size, "big", signed=True))
 
     def text(self, tag: bytes, text: str) -> None:
-        if len(text) > MAX_BYTES:
-            raise CodecError(f"a string of more than {MAX_BYTES // 2**20} MB: too large to send")
+        if len(text) > self.bounds.bytes:
+            raise CodecError(f"a string of more than {self.bounds.bytes // 2**20} MB: too large to send")
         self.sized(tag, text.encode("utf-8", "surrogatepass"))
 
     def sized(self, tag: bytes, data: bytes) -> None:
@@ -212,32 +228,15 @@ class _Writer:
             self.value(value, depth + 1)
 
 
-def _base_value(obj: Any, base: type) -> Any:
-    """The value a subclass instance holds, read with the base type's own methods (never the subclass's)."""
-    if base is dict:
-        return {k: dict.__getitem__(obj, k) for k in dict.__iter__(obj)}
-    if base in (list, tuple, set, frozenset):
-        return base(base.__iter__(obj))
-    if base is bool:
-        return int.__int__(obj) != 0
-    if base is int:
-        return int.__int__(obj)
-    if base is float:
-        return float.__float__(obj)
-    if base is complex:
-        return complex(float.__float__(complex.real.__get__(obj)), float.__float__(complex.imag.__get__(obj)))
-    return str.__str__(obj) if base is str else bytes(memoryview(obj))
-
-
 # --- reading ----------------------------------------------------------------------------------------
 
 
-def decode(data: bytes, resolve: Callable[[str, int, str], Any], seconds: float = MAX_SECONDS) -> Any:
+def decode(data: bytes, resolve: Callable, bounds: Bounds = LEARNER, seconds: float = MAX_SECONDS) -> Any:
     """The value a frame holds; `resolve(tag, number, kind)` gives what a handle stands for here.
     A frame that is not exactly one value of this codec, within the bounds, is a CodecError."""
-    if len(data) > MAX_BYTES + 2**16:
-        raise CodecError(f"a frame of {len(data):,} bytes: more than {MAX_BYTES // 2**20} MB")
-    reader = _Reader(bytes(data), resolve, time.monotonic() + seconds)
+    if len(data) > bounds.bytes:
+        raise CodecError(f"a frame of {len(data):,} bytes: more than {bounds.bytes // 2**20} MB")
+    reader = _Reader(bytes(data), resolve, time.monotonic() + seconds, bounds.items)
     try:
         value = reader.value(0)
     except CodecError:
@@ -250,18 +249,17 @@ def decode(data: bytes, resolve: Callable[[str, int, str], Any], seconds: float 
         OverflowError,
         LookupError,
         struct.error,
-    ) as error:
-        raise CodecError(
-            f"not a value the grader reads ({type(error).__name__}: {str(error)[:100]})"
-        ) from None
+    ) as e:
+        raise CodecError(f"not a value the grader reads ({type(e).__name__}: {str(e)[:100]})") from None
     if reader.at != len(reader.data):
         raise CodecError(f"{len(reader.data) - reader.at:,} bytes after the value")
     return value
 
 
 class _Reader:
-    def __init__(self, data: bytes, resolve: Callable[[str, int, str], Any], deadline: float):
+    def __init__(self, data: bytes, resolve: Callable[[str, int, str], Any], deadline: float, most: int):
         self.data, self.at, self.items, self.resolve, self.deadline = data, 0, 0, resolve, deadline
+        self.most = most
 
     def take(self, n: int) -> bytes:
         if n > len(self.data) - self.at:
@@ -276,11 +274,11 @@ class _Reader:
     def count(self, each: int) -> int:
         """A length to come, refused before anything is made if the frame cannot hold it."""
         (n,) = self.unpack(_U32)
-        if n * each > len(self.data) - self.at or self.items + n > MAX_ITEMS:
-            raise CodecError(f"{n:,} values announced: more than the frame holds or {MAX_ITEMS:,}")
+        if n * each > len(self.data) - self.at or self.items + n > self.most:
+            raise CodecError(f"{n:,} values announced: more than the frame holds or {self.most:,}")
         return n
 
-    def text(self, limit: int = MAX_BYTES) -> str:
+    def text(self, limit: int = 2**32) -> str:
         n = self.count(1)
         if n > limit:
             raise CodecError(f"a name of {n:,} bytes")
@@ -288,8 +286,8 @@ class _Reader:
 
     def value(self, depth: int) -> Any:
         self.items += 1
-        if self.items > MAX_ITEMS or depth > MAX_DEPTH:
-            raise CodecError(f"more than {MAX_ITEMS:,} values or {MAX_DEPTH} levels")
+        if self.items > self.most or depth > MAX_DEPTH:
+            raise CodecError(f"more than {self.most:,} values or {MAX_DEPTH} levels")
         if not self.items & 1023 and time.monotonic() > self.deadline:
             raise CodecError(f"it took more than {MAX_SECONDS:g} s to read")
         data, at = self.data, self.at
@@ -311,7 +309,7 @@ class _Reader:
         if tag in (b"d", b"C", b"O", b"D"):
             return self.mapping(tag, depth)
         if tag == b"Q":
-            maxlen = self.value(depth + 1)
+            maxlen, self.items = self.value(depth + 1), self.items + 3  # a deque's first block: 600 bytes
             if maxlen is not None and type(maxlen) is not int:
                 raise CodecError("a deque whose maxlen is not a number")
             return collections.deque(self.many(b"l", depth), maxlen)

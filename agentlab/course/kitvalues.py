@@ -143,3 +143,20 @@ def build(cls: type, values: dict[str, Any]) -> Any:
             f"a {cls.__name__} the kit does not build ({type(error).__name__}: {str(error)[:100]})"
         ) from None
     return obj
+
+
+def base_value(obj: Any, base: type) -> Any:
+    """The value a subclass instance holds, read with the base type's own methods (never the subclass's)."""
+    if base is dict:
+        return {k: dict.__getitem__(obj, k) for k in dict.__iter__(obj)}
+    if base in (list, tuple, set, frozenset):
+        return base(base.__iter__(obj))
+    if base is bool:
+        return int.__int__(obj) != 0
+    if base is int:
+        return int.__int__(obj)
+    if base is float:
+        return float.__float__(obj)
+    if base is complex:
+        return complex(float.__float__(complex.real.__get__(obj)), float.__float__(complex.imag.__get__(obj)))
+    return str.__str__(obj) if base is str else bytes(memoryview(obj))

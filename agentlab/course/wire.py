@@ -27,7 +27,6 @@ from typing import Any
 from agentlab.course import codec
 from agentlab.course.codec import CodecError
 
-MAX_FRAME = codec.MAX_BYTES + 2**16  # a message larger than this is refused, not read
 PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, type(Ellipsis))
 
 
@@ -67,10 +66,11 @@ def send(fd: int, payload: bytes) -> None:
         view = view[written:]
 
 
-def receive(fd: int) -> bytes:
+def receive(fd: int, most: int) -> bytes:
+    """One frame, refused unread if it announces more than `most` bytes."""
     (size,) = struct.unpack(">I", _exactly(fd, 4))
-    if size > MAX_FRAME:
-        raise WireError(f"a message of {size} bytes: more than {MAX_FRAME} allowed")
+    if size > most:
+        raise WireError(f"a message of {size:,} bytes: more than {most:,} allowed")
     return _exactly(fd, size)
 
 
@@ -116,12 +116,15 @@ class Peer:
 
     def __init__(self, rfd: int, wfd: int, tag: str, ref: Callable[[int, str], Any], ref_number: Callable):
         self.rfd, self.wfd, self.tag, self.ref, self.ref_number = rfd, wfd, tag, ref, ref_number
+        self.sends, self.reads = (
+            (codec.GRADER, codec.LEARNER) if tag == "G" else (codec.LEARNER, codec.GRADER)
+        )
         self.handles = Handles()
         self.broken = ""
         self.lock = threading.RLock()  # one exchange at a time: a learner's threads, or the grader's, wait
 
     def encode(self, message: tuple) -> bytes:
-        return codec.encode(message, self._handle)
+        return codec.encode(message, self._handle, self.sends)
 
     def _handle(self, obj: Any) -> tuple[str, int, str]:
         number = self.ref_number(obj)
@@ -130,7 +133,7 @@ class Peer:
         return self.tag, self.handles.number(obj), type(obj).__name__
 
     def decode(self, data: bytes) -> Any:
-        return codec.decode(data, self._resolve)
+        return codec.decode(data, self._resolve, self.reads)
 
     def _resolve(self, tag: str, number: int, kind: str) -> Any:
         if tag != self.tag:
@@ -157,7 +160,7 @@ class Peer:
             ready, _, _ = select.select([self.rfd], [], [], max(0.0, timeout))
             if not ready:
                 raise TimeoutError(f"no answer after {timeout:g} s")
-        message = self.decode(receive(self.rfd))
+        message = self.decode(receive(self.rfd, self.reads.bytes))
         if type(message) is not tuple or not message or type(message[0]) is not str:
             raise CodecError("not a message of this conversation")
         return message
