@@ -239,3 +239,75 @@ def test_no_report_carries_a_learners_escape_sequences_or_fake_lines(attacked):
     assert forged["02.critical-path"]["status"] == "failed"
     assert "\\x1b[2K" in forged["02.critical-path"]["detail"]  # shown, escaped, not obeyed
     assert "\\x1b[31m" in forged["02.makespan"]["detail"]  # the name of the learner's exception class
+
+
+# --- a crash costs only its own exercise; a child that dies still leaves a line per exercise ------
+
+
+def solution_cells() -> list[str]:
+    nb = nbformat.read(SOLVED_02, as_version=4)
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def test_a_function_that_ends_its_kernel_costs_only_its_own_exercise(tmp_path):
+    """The solution with a `longest_chain` that ends the kernel: its own check cell, which tries it
+    on an example, kills the kernel while the cells run (the later exercises were "not reached"),
+    and so does each of the grader's calls of it."""
+    sandbox.bwrap()
+    crash = "def longest_chain(plan, durations):\n    import os\n    os._exit(1)"
+    cells = [crash if c.startswith("def longest_chain(") else c for c in solution_cells()]
+    path = write(tmp_path / "cy" / NAME_02, *cells)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["course", "grade", str(path), "--timeout", "20", "--results", "-", "--json", "-"])
+    (notebook,) = json.loads(out.getvalue())["notebooks"]
+    statuses = {r["exercise"]: r["status"] for r in notebook["results"]}
+    assert statuses == {"02.critical-path": "failed", "02.makespan": "passed", "02.longest-first": "passed"}
+    assert notebook["broken"].startswith("the kernel died in cell ")
+
+
+def test_a_grading_child_that_dies_leaves_a_not_graded_line_per_exercise_and_nothing_behind(tmp_path):
+    import multiprocessing
+    import threading
+
+    sandbox.bwrap()
+    path = write(tmp_path / "dee" / NAME_02, "import time\ntime.sleep(60)")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    got = {}
+    old, tempfile.tempdir = tempfile.tempdir, str(scratch)
+    try:
+        thread = threading.Thread(target=lambda: got.update(graded=batch.in_child(str(path), 30, None)))
+        thread.start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not processes_under(tmp_path / "scratch"):
+            time.sleep(0.1)  # until its sandbox runs the notebook
+        for child in multiprocessing.active_children():
+            child.kill()
+        thread.join(60)
+    finally:
+        tempfile.tempdir = old
+    graded = got["graded"]
+    assert [(r.exercise, r.status) for r in graded.results] == [(e, "not graded") for e in EXERCISES_02]
+    assert graded.broken == "its grading stopped (exit code -9)"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and processes_under(tmp_path):
+        time.sleep(0.1)  # the sandbox dies with the child
+    assert processes_under(tmp_path) == []
+    assert [p.name for p in scratch.iterdir() if not p.name.startswith("pymp-")] == []
+
+
+# --- the report's words -----------------------------------------------------------------------------
+
+
+def test_a_learners_text_is_escaped_and_cut_and_a_spreadsheet_never_runs_it():
+    from agentlab.course import gradebook, grading
+
+    said = grading.clean("line\r\n\x1b[2Knext\u202e" + "x" * 1000)
+    assert said.startswith("line\\r\\n\\x1b[2Knext\\u202e") and len(said) < 450 and said.isprintable()
+    assert grading.clean(said) == said  # cleaning twice changes nothing
+    row = grading.Graded(
+        "=cmd|' /C calc'!A0/06_x.ipynb", "=cmd", [grading.Result("06.crossover", "failed", "@SUM(1)")]
+    )
+    (line,) = list(csv.DictReader(io.StringIO(gradebook.to_csv([row]))))
+    assert line["learner"] == "'=cmd" and line["detail"] == "'@SUM(1)" and line["notebook"].startswith("'=")

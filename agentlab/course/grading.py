@@ -88,7 +88,7 @@ def clean(text: str, limit: int = DETAIL_CHARS) -> str:
     right-to-left mark) written as its escape (`\\x1b`), and cut to about `limit` characters."""
     text = str(text)[: 4 * limit]
     text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return cut(text, limit)
+    return text if len(text) <= limit else cut(text, limit - 25)  # its start, end and length: < limit
 
 
 @dataclass
