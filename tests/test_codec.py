@@ -295,3 +295,22 @@ def test_the_most_objects_a_frame_can_ask_for_stay_within_the_bound():
         assert peak / (count * weight) < 250, (empty, peak)
     with pytest.raises(CodecError):
         send([[]] * (LEARNER.items + 1))
+
+
+def test_a_kit_value_whose_checks_would_call_into_the_sandbox_is_refused_not_served():
+    """`Replan` checks that its planner has a `replan` method: on a learner's object that would be a
+    call into the sandbox while the grader reads (each up to a minute, as many as the frame holds)."""
+    from agentlab.course import wire
+    from agentlab.recovery import Replan
+
+    class Ref:
+        def __getattr__(self, name):
+            return grader.ask(("getattr", 1, name))
+
+    grader = wire.Peer(-1, -1, "G", lambda number, kind: Ref(), lambda obj: None)
+    hostile = object.__new__(Replan)
+    object.__setattr__(hostile, "planner", object())
+    object.__setattr__(hostile, "max_replans", 2)
+    frame = encode(("return", hostile), lambda obj: ("L", 1, "object"))
+    with pytest.raises(CodecError, match="a Replan the kit does not build .* calls into the sandbox"):
+        grader.decode(frame)

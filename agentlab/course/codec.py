@@ -16,10 +16,8 @@ value is a one-letter tag and its contents, and the reader builds nothing but
 - a handle for anything else: one side's object stays there and the other side can only call it.
 
 A subclass of int, str, list, ... is sent as its base value (an `==` that always says yes is lost
-on the way), a numpy number or array as its Python value. Reading is bounded: at most `Bounds`
-(what the grader reads: 8 MB, 250,000 values), MAX_DEPTH levels and MAX_SECONDS seconds; no
-shared or cyclic structure is read, so nothing read is larger than its frame. Anything else is a
-`CodecError`.
+on the way), a numpy number as its Python number. Reading is bounded (`Bounds`, MAX_DEPTH levels,
+MAX_SECONDS); nothing shared is read, so nothing is larger than its frame. Else: a `CodecError`.
 """
 
 from __future__ import annotations
@@ -38,6 +36,7 @@ from typing import Any
 from agentlab.course.kitvalues import (
     BASES,
     MAX_NAME,
+    KitValueError,
     base_value,
     build,
     error_facts,
@@ -241,6 +240,8 @@ def decode(data: bytes, resolve: Callable, bounds: Bounds = LEARNER, seconds: fl
         value = reader.value(0)
     except CodecError:
         raise
+    except KitValueError as error:
+        raise CodecError(str(error)) from None
     except (
         RecursionError,
         MemoryError,
