@@ -251,12 +251,14 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
         session, ran = fresh()
         broken = ran.broken
         for _ in range(RERUNS):
-            if not ran.broken or ran.stopped_at in skip:
+            if not ran.broken or ran.stopped_at in skip or ran.stopped_at >= len(code):
                 break
             skipped[ran.stopped_at] = ran.broken
             skip.add(ran.stopped_at)
             session, ran = fresh()
-        if ran.broken:  # grade what comes before the cell where it still stops, from the cells before it
+        if (
+            ran.broken and code
+        ):  # grade what comes before the cell where it still stops, from the cells before it
             skip.update(range(ran.stopped_at, len(code)))
             session, _ = fresh()
         errors = {
@@ -264,7 +266,7 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
             for i, (name, value) in ran.errors.items()
         }
         errors |= {code[i][0]: ("skipped by the grader", why) for i, why in skipped.items()}
-        stopped = code[ran.stopped_at][0] if ran.broken and ran.stopped_at is not None else None
+        stopped = code[ran.stopped_at][0] if ran.broken and ran.stopped_at < len(code) else None
         restarts, results = 0, []
         for exercise in required:
             if stopped is not None and check_cells.get(exercise, -1) >= stopped:
