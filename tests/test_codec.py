@@ -314,3 +314,21 @@ def test_a_kit_value_whose_checks_would_call_into_the_sandbox_is_refused_not_ser
     frame = encode(("return", hostile), lambda obj: ("L", 1, "object"))
     with pytest.raises(CodecError, match="a Replan the kit does not build .* calls into the sandbox"):
         grader.decode(frame)
+
+
+def test_a_frame_sent_a_byte_at_a_time_does_not_hold_the_grader():
+    import os
+
+    from agentlab.course import wire
+
+    read, write = os.pipe()
+    os.write(write, struct.pack(">I", 1000) + b"q")  # 1,000 bytes announced, one sent
+    started = time.monotonic()
+    with pytest.raises(TimeoutError, match="1 of 1,000 bytes"):
+        wire.receive(read, LEARNER.bytes, timeout=0.3)
+    assert time.monotonic() - started < 2
+    os.write(write, struct.pack(">I", LEARNER.bytes + 1))
+    with pytest.raises(wire.WireError, match="more than"):  # refused unread
+        wire.receive(read, LEARNER.bytes, timeout=0.3)
+    os.close(read)
+    os.close(write)
