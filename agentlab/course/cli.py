@@ -272,8 +272,7 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--fault", help="an HTTP fault, KIND[:SECONDS]: 429, 500, 529, broken, shape or slow")
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
     sim.add_argument(
-        "--api-key",
-        default=os.environ.get("AGENTLAB_SERVE_API_KEY") or None,
+        "--api-key", default=os.environ.get("AGENTLAB_SERVE_API_KEY") or None,
         help="accept only this key (default: $AGENTLAB_SERVE_API_KEY, which keeps the key out of the "
         "process list; else any key)",
     )

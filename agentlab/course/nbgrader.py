@@ -34,13 +34,13 @@ from agentlab.course.exercises import (
 POINTS = 1  # per exercise
 SCHEMA = 3  # nbgrader's cell metadata schema version
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-CONFIG = """# An nbgrader course exported by `agentlab course export nbgrader` (see docs/teaching.md).
+CONFIG = '''# An nbgrader course exported by `agentlab course export nbgrader` (see docs/teaching.md).
 c = get_config()  # noqa: F821 - nbgrader provides it
 c.CourseDirectory.course_id = "agentlab"
 c.CourseDirectory.root = __file__.rsplit("/", 1)[0]
 c.ClearSolutions.code_stub = {"python": 'raise NotImplementedError("Exercise: write this part.")'}
 c.Execute.timeout = 300
-"""
+'''
 
 
 class ExportError(ValueError):
@@ -202,3 +202,5 @@ def describe(paths: list[Path], target: Path) -> str:
         lines.append(f"  {path.parent.name}: {answers} answer cells, {points} points")
     lines.append(f"next: cd {target} && nbgrader generate_assignment NN_name")
     return "\n".join(lines)
+
+

@@ -271,7 +271,6 @@ def when_hierarchy(answer: Any) -> Iterator[Case]:
     yield Case("every situation is answered with one of the exercise's two words", not odd, f"got {odd}")
     yield Case(f"the answer is {_MARKED_BY_GRADER}", True)
 
-
 # --- 01.reconcile -------------------------------------------------------------------------------
 
 

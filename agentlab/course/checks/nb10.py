@@ -114,7 +114,7 @@ def _write(path: Path, census: dict[str, str]) -> None:
     "An agent that can travel to a worker",
     hint="connect to the census inside the agent's function, each time a step runs (and close it): a "
     "connection (or a lock) held by the agent cannot be pickled, and a census read once when the agent is "
-    'built goes stale; read the database at `path`, and answer "unknown" for an island it lacks',
+    "built goes stale; read the database at `path`, and answer \"unknown\" for an island it lacks",
 )
 def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
     import cloudpickle
@@ -128,9 +128,8 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
         _write(path, _CENSUS)
         agent, error = attempt(census_clerk, str(path), limit=_TIME_LIMIT)
         if error or not isinstance(agent, Agent) or agent.role != "clerk":
-            yield Case(
-                'census_clerk(path) builds an Agent for the role "clerk"', False, error or f"got {agent!r}"
-            )
+            yield Case("census_clerk(path) builds an Agent for the role \"clerk\"", False,
+                       error or f"got {agent!r}")
             return
         islands = [*_CENSUS, "Nowhere Rock"]
         plan = Plan([Step(f"s{i}", "clerk", island) for i, island in enumerate(islands, 1)])
@@ -138,26 +137,16 @@ def travel(census_clerk: Callable[[str], Any]) -> Iterator[Case]:
         run, error = attempt(run_plan, plan, {"clerk": agent}, workers=2, limit=_TIME_LIMIT)
         ok = not error and run.status == "done" and run.outputs == want
         detail = error or (run.reason if run.status != "done" else f"got {run.outputs}")
-        yield Case(
-            "four lookups on threads, two at a time, in a census you have not seen (one island "
-            "missing from it)",
-            ok,
-            detail,
-        )
+        yield Case("four lookups on threads, two at a time, in a census you have not seen (one island "
+                   "missing from it)", ok, detail)
         sent, error = attempt(cloudpickle.dumps, agent, limit=_TIME_LIMIT)
-        yield Case(
-            "the agent pickles with cloudpickle, as a step sent to a worker must",
-            not error,
-            error.replace("raised ", "cloudpickle.dumps(agent) raised ", 1),
-        )
+        yield Case("the agent pickles with cloudpickle, as a step sent to a worker must", not error,
+                   error.replace("raised ", "cloudpickle.dumps(agent) raised ", 1))
         if error:
             return
         copy = cloudpickle.loads(sent)
         _write(path, {**_CENSUS, "Quillmoor": "4420"})  # the census is corrected after the agent was built
         got, error = attempt(copy, Step("s1", "clerk", "Quillmoor"), {}, limit=_TIME_LIMIT)
         fresh = not error and got.output == "4420"
-        yield Case(
-            "its copy reads the census when a step runs, after a figure in it was corrected",
-            fresh,
-            error or f"got {got.output!r}",
-        )
+        yield Case("its copy reads the census when a step runs, after a figure in it was corrected", fresh,
+                   error or f"got {got.output!r}")
