@@ -60,7 +60,7 @@ def test_a_notebook_that_links_elsewhere_is_not_graded(classroom, to):
     by = grade(classroom, mallory)
     assert passed(by["mallory"]) == 0
     assert by["mallory"]["broken"] == "not graded: a link, not a notebook"
-    assert {r["status"] for r in by["mallory"]["results"]} == {"not done"}  # a line per exercise, no credit
+    assert {r["status"] for r in by["mallory"]["results"]} == {"not graded"}  # a line per exercise, no credit
 
 
 def test_a_hard_link_to_a_classmates_notebook_is_not_graded(classroom):

@@ -3,8 +3,9 @@
 Each notebook is graded in a child process of its own, which runs the notebook in its sandbox
 (`grading`) and sends its result back as JSON; the batch reads that JSON, nothing else
 (`python -m agentlab.course.batch PATH` does the same for one notebook, by hand). A child that
-crashes, hangs past its allowance or is killed gives its notebook a "broken" result, and the batch
-goes on.
+crashes, hangs past its allowance or is killed gives its notebook a "broken" result with a
+"not graded" line for each of its exercises, and the batch goes on. Everything a child writes
+(the learner's copy, the sandbox's scratch folders) is in one folder the batch removes after it.
 
 Every result is appended to a results file (JSON lines) the moment it is known. A batch that is
 stopped, even by SIGKILL, and started again with the same results file grades only what is left:
@@ -17,15 +18,26 @@ import hashlib
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from agentlab.course import intake
-from agentlab.course.checks import exercises_of
-from agentlab.course.grading import NOTEBOOKS, Graded, Result, grade, notebook_number
+from agentlab.course.grading import (
+    NOTEBOOKS,
+    RERUNS,
+    Graded,
+    Result,
+    clean,
+    exercises_of,
+    grade,
+    not_graded,
+    notebook_number,
+)
 from agentlab.course.intake import Submission
 
 RESULTS = Path(".agentlab") / "grades.jsonl"  # where a batch keeps its results unless told otherwise
@@ -87,7 +99,7 @@ def grade_all(
         key = (each.key, "" if each.refused else fingerprint(each.file))  # a refused one is never read
         resumed = key in done and not each.refused
         if each.refused:  # a link, or an archive that cannot be unpacked safely: never run
-            graded = not_graded(each)
+            graded = refused_submission(each)
         else:
             graded = done[key] if resumed else in_child(each.file, timeout, root)
         graded.path, graded.learner = each.path, names[stand_in(each)]
@@ -112,11 +124,12 @@ def stand_in(each: Submission) -> str:
     return os.path.join(each.folder, f"{NOTEBOOKS[0]}_.ipynb") if each.folder else each.path
 
 
-def not_graded(each: Submission) -> Graded:
-    """A line per exercise its name says it holds, none passed, and why it was not graded."""
+def refused_submission(each: Submission) -> Graded:
+    """A line per exercise its name says it holds, each "not graded" with why (a link, an archive
+    that climbs out, ...): no credit, and still counted in the totals."""
     number = notebook_number(each.path.rsplit(":", 1)[-1])
     required = exercises_of(number) if number else []
-    return Graded(each.path, "", [Result(e, "not done", each.refused) for e in required], broken=each.refused)
+    return Graded(each.path, "", not_graded(required, each.refused), broken=each.refused)
 
 
 def in_child(path: str, timeout: float, root: str | None) -> Graded:
@@ -124,9 +137,11 @@ def in_child(path: str, timeout: float, root: str | None) -> Graded:
 
     Children are forked from a server that has imported the grader and every notebook's checks once
     (multiprocessing's forkserver), so a child starts in milliseconds, not seconds."""
-    allowance = 2 * timeout + 300  # the cells may run twice (a broken notebook), then the cases
+    required = exercises_of(number) if (number := notebook_number(path)) else []
+    allowance = (RERUNS + 2 + len(required)) * timeout + 300  # runs of the cells, restarts, then the cases
+    folder = tempfile.mkdtemp(prefix="agentlab-grade-")
     receiver, sender = _CONTEXT.Pipe(duplex=False)
-    child = _CONTEXT.Process(target=_child, args=(path, timeout, root, sender), daemon=True)
+    child = _CONTEXT.Process(target=_child, args=(path, timeout, root, sender, folder), daemon=True)
     child.start()
     sender.close()
     try:
@@ -141,15 +156,14 @@ def in_child(path: str, timeout: float, root: str | None) -> Graded:
         if child.is_alive():
             child.kill()
         child.join(timeout=10)
-    return Graded(path, "", [], broken=why)
+        shutil.rmtree(folder, ignore_errors=True)
+    return Graded(path, "", not_graded(required, why), broken=why)
 
 
-def _child(path: str, timeout: float, root: str | None, sender) -> None:
+def _child(path: str, timeout: float, root: str | None, sender, folder: str) -> None:
     _die_with_parent()
-    try:
-        graded = grade(path, timeout=timeout, root=root)
-    except Exception as error:  # the sandbox is missing, say: the batch reports it on this notebook
-        graded = Graded(path, "", [], broken=f"could not be graded: {type(error).__name__}: {error}")
+    tempfile.tempdir = folder  # the learner's copy and the scratch folders: removed by the batch
+    graded = grade(path, timeout=timeout, root=root)
     sender.send(json.dumps(to_json(graded), ensure_ascii=False))
     sender.close()
 
@@ -179,14 +193,14 @@ def to_json(graded: Graded) -> dict:
     return {
         "path": graded.path,
         "learner": graded.learner,
-        "broken": graded.broken,
+        "broken": clean(graded.broken),
         "results": [[r.exercise, r.status, r.detail] for r in graded.results],
     }
 
 
 def from_json(data: dict) -> Graded:
     results = [Result(str(e), str(s), str(d)) for e, s, d in data["results"]]
-    return Graded(str(data["path"]), str(data["learner"]), results, str(data["broken"]))
+    return Graded(str(data["path"]), str(data["learner"]), results, clean(str(data["broken"])))
 
 
 def main(argv: list[str]) -> int:
@@ -198,10 +212,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--root")
     args = parser.parse_args(argv)
-    try:
-        graded = grade(args.path, timeout=args.timeout, root=args.root)
-    except Exception as error:  # the sandbox is missing, say: the batch reports it on this notebook
-        graded = Graded(args.path, "", [], broken=f"could not be graded: {type(error).__name__}: {error}")
+    graded = grade(args.path, timeout=args.timeout, root=args.root)  # never raises: a line per exercise
     print(json.dumps(to_json(graded), ensure_ascii=False), flush=True)
     return 0
 

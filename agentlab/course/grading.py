@@ -21,9 +21,15 @@ An exercise's status:
 - `not done` when the function is still the stub, or the name is not defined and no cell of its
   part of the notebook raised; `error` with the *first* error of its part when one did (a
   `SyntaxError` in a function shows as itself, not as the `NameError` that follows);
-- a notebook that cannot be read, whose kernel dies, or that is still running after `timeout`
-  seconds is **broken**, with the reason; the exercises before the cell where it stopped are still
-  graded (from a second run of the cells before it), the others are `not done`, "not reached".
+- a notebook that cannot be read, whose kernel dies, sends what is not data, or is still running
+  after `timeout` seconds is **broken**, with the reason; it is run again without the cell where it
+  stopped (RERUNS times at most), so one bad cell costs only what depends on it; exercises past a
+  cell it still stops at are `not done`, "not reached";
+- `not graded`, with why, when the grader itself could not finish (its child crashed or ran out of
+  time): every exercise the notebook must have still has its line and counts in the totals.
+
+A learner's words (an exception's name and message, a value) reach a report only through `clean`:
+control characters and escape sequences shown escaped, never obeyed, and cut to DETAIL_CHARS.
 
 Each notebook is graded against the exercises its number must have (`06_….ipynb`: the checks
 registered for 06); a notebook that holds another number's exercises says so.
@@ -55,20 +61,35 @@ from agentlab.course.checks import (
     unwritten,
 )
 from agentlab.course.forbidden import FORBIDDEN
+from agentlab.valid import cut
 
-STATUSES = ("passed", "failed", "not done", "error")
+STATUSES = ("passed", "failed", "not done", "error", "not graded")
 NUMBER = re.compile(r"(?<!\d)(\d\d)_")
 IPYTHON_FILE = re.compile(r"\((?:<ipython-input-[^>]*>|\d+\.py), line (\d+)\)")  # noise in a SyntaxError
-RESTARTS = 2  # a kernel that a learner's function ends is started again this often, then cases fail
+RERUNS = 2  # cells skipped at most, each after it stopped the notebook, before the rest is "not reached"
+DETAIL_CHARS = 400  # a result's detail, and a notebook's reason for being broken
 BIG_FILE = 20 * 2**20  # files in a learner's folder larger than this stay out of the sandbox's copy
+
 
 @dataclass(frozen=True)
 class Result:
-    """One exercise of one notebook: its status (one of STATUSES) and what the instructor should see."""
+    """One exercise of one notebook: its status (one of STATUSES) and what the instructor should see
+    (cleaned: a detail may quote the learner)."""
 
     exercise: str
     status: str
     detail: str = ""
+
+    def __post_init__(self):
+        object.__setattr__(self, "detail", clean(self.detail))
+
+
+def clean(text: str, limit: int = DETAIL_CHARS) -> str:
+    """`text` fit for a report: every character that is not printable (a newline, an ANSI escape, a
+    right-to-left mark) written as its escape (`\\x1b`), and cut to about `limit` characters."""
+    text = str(text)[: 4 * limit]
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= limit else cut(text, limit - 25)  # its start, end and length: < limit
 
 
 @dataclass
@@ -126,7 +147,9 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
     except (UnicodeDecodeError, json.JSONDecodeError):
         graded.broken = "not a notebook: the file is not valid JSON"
     except (OSError, ValueError) as error:
-        graded.broken = f"not a notebook: {str(error).splitlines()[0][:120]}"
+        graded.broken = clean(f"not a notebook: {(str(error).splitlines() or [''])[0]}", 120)
+    except Exception as error:  # a JSON file whose cells are not what a notebook's are
+        graded.broken = clean(f"not a notebook: {type(error).__name__}: {error}", 120)
     if not graded.broken and (why := old_numbering(path, nb)):
         graded.results = [Result(e, "not done", "not run: old numbering") for e in required]
         graded.broken = why
@@ -138,11 +161,20 @@ def grade(path: Path | str, timeout: float = 300, root: Path | str | None = None
     if graded.broken:
         graded.results = [Result(e, "not done", "not run") for e in required]
         return graded
-    names = answer_names(number, root, nb)
-    with tempfile.TemporaryDirectory(prefix="agentlab-grade-") as copy:
-        workdir = learner_copy(Path(path), Path(copy))
-        graded.broken, graded.results = _grade_notebook(nb, workdir, required, names, timeout)
+    try:
+        names = answer_names(number, root, nb)
+        with tempfile.TemporaryDirectory(prefix="agentlab-grade-") as copy:
+            workdir = learner_copy(Path(path), Path(copy))
+            graded.broken, graded.results = _grade_notebook(nb, workdir, required, names, timeout)
+    except Exception as error:  # the grader's own failure (no sandbox, say): each exercise says so
+        graded.broken = clean(f"the grader could not grade it: {type(error).__name__}: {error}")
+        graded.results = not_graded(required, graded.broken)
     return graded
+
+
+def not_graded(exercises: list[str], why: str) -> list[Result]:
+    """A line for each exercise of a notebook the grader could not finish, saying why."""
+    return [Result(e, "not graded", why) for e in exercises]
 
 
 def old_numbering(path: Path | str, nb: list[Cell]) -> str:
@@ -206,38 +238,55 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
         for exercise in cell.checks:
             check_cells.setdefault(exercise, i)
     sources = [source for _, source in code]
-
     sessions: list[Session] = []
+    skipped: dict[int, str] = {}  # a cell that stopped the notebook -> why; run again without it
+    skip: set[int] = set()
 
-    def fresh(until: int | None, forbidding: str | None = None) -> tuple[Session, Any]:
+    def fresh(forbidding: str | None = None) -> tuple[Session, Any]:
+        """A new session of the notebook, without the cells in `skip`; `forbidding`: an exercise whose
+        forbidden helpers are absent from that session's kit."""
         session = Session(sources, workdir, {forbidding: FORBIDDEN[forbidding]} if forbidding else {})
         sessions.append(session)
-        return session, session.run(timeout, until, [i for i, _ in code])
+        return session, session.run(timeout, skip, [i for i, _ in code])
 
     def numbered(ran: Any) -> dict[int, tuple[str, str]]:  # each failed cell by its number in the notebook
         return {code[i][0]: (n, IPYTHON_FILE.sub(r"(line \1)", text)) for i, (n, text) in ran.errors.items()}
 
-    session, ran = fresh(None)
-    errors = numbered(ran)
-    stopped = code[ran.stopped_at][0] if ran.stopped_at is not None and ran.stopped_at < len(code) else None
-    if ran.broken and ran.stopped_at:  # grade what came before the cell where it stopped
-        session, again = fresh(ran.stopped_at)
-        if again.broken:
-            session.close()
-    restarts, results = 0, []
     try:
+        session, ran = fresh()
+        broken = ran.broken
+        for _ in range(RERUNS):
+            if not ran.broken or ran.stopped_at in skip or ran.stopped_at >= len(code):
+                break
+            skipped[ran.stopped_at] = ran.broken
+            skip.add(ran.stopped_at)
+            session, ran = fresh()
+        if (
+            ran.broken and code
+        ):  # grade what comes before the cell where it still stops, from the cells before it
+            skip.update(range(ran.stopped_at, len(code)))
+            session, _ = fresh()
+        errors = numbered(ran)
+        errors |= {code[i][0]: ("skipped by the grader", why) for i, why in skipped.items()}
+        stopped = code[ran.stopped_at][0] if ran.broken and ran.stopped_at < len(code) else None
+        restarts, results = 0, []
         for exercise in required:
             if stopped is not None and check_cells.get(exercise, -1) >= stopped:
                 results.append(Result(exercise, "not done", "not reached"))
                 continue
-            if not session.alive and restarts < RESTARTS and not ran.broken:
+            if not session.alive and restarts < len(required):  # a crash costs only its own exercise
                 session.close()
-                session, _ = fresh(None)
+                session, _ = fresh()
                 restarts += 1
             result = _grade_exercise(session, exercise, names.get(exercise), errors, check_cells)
-            if exercise in FORBIDDEN and result.status == "passed":  # so again, where its helpers are absent
-                alone, again = fresh(ran.stopped_at if ran.broken else None, exercise)
-                result = _grade_exercise(alone, exercise, names.get(exercise), numbered(again), check_cells)
+            if session.refused:
+                result = Result(exercise, "error", session.refused)
+            elif exercise in FORBIDDEN and result.status == "passed":  # again, where its helpers are absent
+                alone, again = fresh(exercise)
+                errors_alone = errors | numbered(again)
+                result = _grade_exercise(alone, exercise, names.get(exercise), errors_alone, check_cells)
+                if alone.refused:
+                    result = Result(exercise, "error", alone.refused)
                 alone.close()
             results.append(result)
     finally:
@@ -248,7 +297,7 @@ def _grade_notebook(nb, workdir: Path, required: list[str], names: dict[str, str
         index, (name, value) = first
         said = f"the notebook's first error: {name}: {value} (cell {index + 1})"
         results = [Result(r.exercise, r.status, said) if r.detail in _SILENT else r for r in results]
-    return ran.broken, results
+    return clean(broken), results
 
 
 _SILENT = ("no check cell for it", "its check never ran", "not defined")
@@ -331,7 +380,8 @@ def _true(value: Any) -> bool:
 
 
 def _name(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    said = clean(str(error))
+    return f"{type(error).__name__}: {said}" if said else type(error).__name__
 
 
 def _unchecked(exercise: str, errors: dict[int, tuple[str, str]], check_cells: dict[str, int]) -> Result:

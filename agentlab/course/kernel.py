@@ -13,11 +13,14 @@ grader grades that exercise in a sandbox of its own whose kit lacks them (`forbi
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from typing import Any
 
 from agentlab.course import wire
+
+
+def _grader_number(obj: Any) -> int | None:
+    return object.__getattribute__(obj, "number") if type(obj) is GraderRef else None
 
 
 class GraderRef:
@@ -65,31 +68,17 @@ class GraderRef:
 
 class Kernel(wire.Peer):
     def __init__(self, rfd: int, wfd: int):
-        super().__init__(rfd, wfd, self._encode, self._decode)
+        super().__init__(rfd, wfd, "L", lambda number, kind: GraderRef(self, number), _grader_number)
         self.exercise: str | None = None  # the exercise whose function is being called
         self.namespace: dict[str, Any] = {}
-
-    def _encode(self, message: tuple) -> bytes:
-        return wire.dumps(wire.LearnerPickler, message, self.handles, GraderRef)
-
-    def _decode(self, data: bytes) -> tuple:
-        kernel = self
-
-        class Reader(pickle.Unpickler):
-            def persistent_load(self, pid: Any) -> Any:
-                return GraderRef(kernel, pid[1]) if pid[0] == "G" else kernel.handles[pid[1]]
-
-        import io
-
-        return Reader(io.BytesIO(data)).load()
 
     def serve(self, message: tuple) -> None:
         kind = message[0]
         if kind == "get":
             if message[1] not in self.namespace:
-                self.post(("raise", "builtins", "NameError", f"name {message[1]!r} is not defined", (), {}))
+                self.post(("raise", NameError(f"name {message[1]!r} is not defined")))
             else:
-                self.post(("return", self.namespace[message[1]]))
+                self.reply(self.namespace[message[1]])
             return
         if kind == "call" and len(message) == 5:  # the grader calls a learner's function for an exercise
             _, number, args, kwargs, exercise = message
@@ -97,12 +86,15 @@ class Kernel(wire.Peer):
             try:
                 value = self.handles[number](*args, **kwargs)
             except Exception as error:
-                self.post(("raise", *wire.error_facts(error)))
+                self.post(("raise", error))
                 return
             finally:
                 self.exercise = before
             changed = [a if type(a) in (list, dict, set) else None for a in args]
-            self.post(("return", value, changed))
+            try:
+                self.post(("return", value, changed))
+            except wire.CodecError as error:  # an answer too large to send: said as the call's error
+                self.post(("raise", error))
             return
         super().serve(message)
 

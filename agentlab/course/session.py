@@ -9,6 +9,7 @@ what the learner defined and call it, as plain data, from the grader's own proce
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -67,6 +68,10 @@ class LearnerRef:
         return (_find, (id(self._session), copy.number, copy._kind))
 
 
+def _learner_number(obj: Any) -> int | None:
+    return obj.number if type(obj) is LearnerRef else None
+
+
 _SESSIONS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
@@ -90,6 +95,7 @@ class Session:
         self.process: subprocess.Popen | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="agentlab-scratch-"))
         self.peer: wire.Peer | None = None
+        self.refused = ""  # why the grader stopped reading this sandbox, if it did
 
     # --- starting and stopping ---
 
@@ -112,12 +118,21 @@ class Session:
             )
         os.close(kernel_in)
         os.close(kernel_out)
-        self.peer = wire.Peer(grader_in, grader_out, self._encode, self._decode)
+        self.peer = wire.Peer(grader_in, grader_out, "G", self._learner_ref, _learner_number)
         self._fds = (grader_in, grader_out)
 
-    def close(self) -> None:
+    def close(self, grace: float = 0.0) -> None:
+        """Stop the sandbox (after `grace` seconds for one that is ending by itself)."""
+        if self.process is not None and grace:
+            try:
+                self.process.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                pass
         if self.process is not None and self.process.poll() is None:
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)  # its own session: bwrap and all under it
+            except OSError:
+                self.process.kill()
         if self.process is not None:
             try:
                 self.process.wait(timeout=10)
@@ -151,81 +166,102 @@ class Session:
 
     # --- the conversation ---
 
-    def _encode(self, message: tuple) -> bytes:
-        return wire.dumps(wire.GraderPickler, message, self.peer.handles, LearnerRef)
-
-    def _decode(self, data: bytes) -> tuple:
-        import io
-
-        return wire.PlainUnpickler(io.BytesIO(data), self.peer.handles, self._learner_ref).load()
-
     def _learner_ref(self, number: int, kind: str) -> LearnerRef:
         return LearnerRef(self, number, kind)
 
-    def run(self, timeout: float, until: int | None = None, numbers: list[int] | None = None) -> Ran:
-        """Run the cells (all, or those before `until`), at most `timeout` seconds in all. A message
-        names a cell by its number in `numbers` (the notebook's, counting markdown) + 1."""
+    def run(self, timeout: float, skip: set[int] = frozenset(), numbers: list[int] | None = None) -> Ran:
+        """Run the cells (but those in `skip`, left empty), at most `timeout` seconds in all. A message
+        names a cell by its number in `numbers` (the notebook's, counting markdown) + 1. Whatever
+        the sandbox does, this returns, with the sandbox stopped if the run broke."""
         ran = Ran()
         numbers = numbers or list(range(len(self.cells)))
         if self.peer is None:
             self.start()
-        cells = self.cells if until is None else self.cells[:until]
+        cells = ["" if i in skip else source for i, source in enumerate(self.cells)]
         deadline, index = time.monotonic() + START_SECONDS, -1  # the clock starts with the first cell
         try:
             self.peer.post(("run", cells, self.forbidden))
             while True:
                 message = self.peer.next_message(deadline - time.monotonic())
-                if message[0] == "started":
-                    if index < 0:
-                        deadline = time.monotonic() + timeout
-                    index = int(message[1])
-                elif message[0] == "finished" and message[2] is not None:
-                    ran.errors[int(message[1])] = (str(message[2][0]), str(message[2][1]))
-                elif message[0] == "ready":
-                    ran.check_calls = [str(c) for c in message[1]]
+                if message[0] == "ready" and len(message) == 2 and _texts(message[1]):
+                    ran.check_calls = [c[:100] for c in message[1]]
                     return ran
+                if len(message) < 2 or type(message[1]) is not int or not 0 <= message[1] < len(cells):
+                    raise wire.CodecError("a message about no cell of the notebook")
+                if message[0] == "started" and len(message) == 2:
+                    deadline = deadline if index >= 0 else time.monotonic() + timeout
+                    index = message[1]
+                elif message[0] == "finished" and len(message) == 3 and message[2] is None:
+                    pass
+                elif message[0] == "finished" and len(message) == 3 and _texts(message[2], 2):
+                    ran.errors[message[1]] = (message[2][0][:200], message[2][1][:500])
+                else:
+                    raise wire.CodecError(f"a message out of turn ({message[0][:40]!r})")
         except TimeoutError:
-            ran.broken = f"still running after {timeout:g} s (the --timeout), in cell {numbers[index] + 1}"
-        except (wire.WireError, OSError, EOFError, Exception) as error:
-            code = self.process.wait(timeout=5) if self.process else None
+            ran.broken = (
+                f"still running after {timeout:g} s (the --timeout), in cell {numbers[max(index, 0)] + 1}"
+            )
+        except wire.CodecError as error:
+            ran.broken = (
+                f"cell {numbers[max(index, 0)] + 1} sent what is not a message the grader reads ({error})"
+            )
+        except (wire.WireError, OSError, EOFError):
+            self.close(grace=2.0)
+            code = self.process.returncode if self.process else None
             where = numbers[index] + 1 if index >= 0 else 1
             ran.broken = f"the kernel died in cell {where}" + (f" (exit code {code})" if code else "")
-            if not isinstance(error, wire.WireError | OSError | EOFError):
-                ran.broken = f"could not be run: {type(error).__name__}: {str(error)[:120]}"
+        except Exception as error:  # the grader's own side failed: said in one line, the batch goes on
+            ran.broken = f"could not be run: {type(error).__name__}: {str(error)[:120]}"
         ran.stopped_at = max(index, 0)
         self.peer.broken = ran.broken
         self.close()
         return ran
 
     def get(self, name: str) -> Any:
-        return self.peer.ask(("get", name), timeout=CALL_SECONDS)[0]
+        return self._ask(("get", name))[0]
 
     def call(self, number: int, args: tuple, kwargs: dict) -> Any:
-        if not self.alive:
-            raise RuntimeError(f"your notebook's kernel stopped ({self.peer.broken or 'it exited'})")
-        try:
-            value, changed = self.peer.ask(
-                ("call", number, args, kwargs, self.exercise), timeout=CALL_SECONDS
-            )
-        except (wire.WireError, OSError) as error:
+        answer = self._ask(("call", number, args, kwargs, self.exercise))
+        if len(answer) != 2 or type(answer[1]) is not list:
             self.close()
-            raise RuntimeError(f"your function ended the kernel ({error})") from None
-        except TimeoutError:
-            self.close()
-            raise
+            raise RuntimeError("your function's answer came back out of turn")
+        value, changed = answer
         for original, now in zip(args, changed, strict=False):
             _write_back(original, now)
         return value
 
     def protocol(self, number: int, name: str, *args: Any) -> Any:
-        if not self.alive:
-            raise RuntimeError("your notebook's kernel stopped")
-        return self.peer.ask(("protocol", number, name, args), timeout=CALL_SECONDS)[0]
+        return self._ask(("protocol", number, name, args))[0]
 
     def attribute(self, number: int, name: str) -> Any:
         if not self.alive:
             raise AttributeError(name)
-        return self.peer.ask(("getattr", number, name), timeout=CALL_SECONDS)[0]
+        return self._ask(("getattr", number, name))[0]
+
+    def _ask(self, request: tuple) -> tuple:
+        """One exchange with the sandbox. If it breaks the conversation (it died, sent what is not
+        data, or took longer than CALL_SECONDS), the sandbox is stopped and `refused` says why."""
+        if not self.alive:
+            raise RuntimeError(f"your notebook's kernel stopped ({self.peer.broken or 'it exited'})")
+        try:
+            return self.peer.ask(request, timeout=CALL_SECONDS)
+        except wire.CodecError as error:
+            self.refused = f"your notebook sent what is not a message the grader reads ({error})"
+            self.close()
+            raise RuntimeError(self.refused) from None
+        except (wire.WireError, OSError) as error:
+            self.close()
+            raise RuntimeError(f"your function ended the kernel ({str(error)[:200]})") from None
+        except BaseException:  # the learner's exception (the conversation goes on), or a time limit
+            if self.peer.broken:
+                self.close()
+            raise
+
+
+def _texts(value: Any, size: int | None = None) -> bool:
+    """Whether `value` is a list or tuple of strings (of `size` of them)."""
+    kinds = type(value) in (list, tuple) and all(type(v) is str for v in value)
+    return kinds and (size is None or len(value) == size)
 
 
 def _write_back(original: Any, now: Any) -> None:

@@ -1,43 +1,35 @@
-"""The conversation between the grader and a learner's sandboxed notebook: frames, and what may
-cross in each direction.
+"""The conversation between the grader and a learner's sandboxed notebook: frames, handles, and
+who asks what.
 
 The grader runs the hidden cases in its own process; the learner's functions run in the sandbox.
-A call crosses as a message; its arguments and its answer are pickled, with two rules:
+A call crosses as a message, a tuple whose first item says what it is ("call", "return", ...);
+each message is one frame of `codec`, data only, in both directions:
 
 - grader -> sandbox: plain data and the kit's dataclasses go by value; anything with behaviour (a
   recording function, a simulated model, a check's helper object) stays in the grader and crosses
   as a `GraderRef`: calling it in the sandbox calls the original in the grader;
-- sandbox -> grader: only plain data comes back, read by `PlainUnpickler`, which builds nothing but
-  built-in values and the kit's own classes. A subclass of int, float, str, list or dict is sent
-  as its base value (so an `==` that always says yes, or odd arithmetic, is lost on the way); a
-  numpy number as its Python number; any other object of the learner's (a function, an instance of
-  a class of theirs) as a `LearnerRef`, an opaque handle the grader can only call.
+- sandbox -> grader: the same rules, read as hostile: a subclass of int, float, str, list or dict
+  arrives as its base value, a numpy number as its Python number, any other object of the
+  learner's (a function, an instance of a class of theirs) as a `LearnerRef`, an opaque handle the
+  grader can only call. A frame that is not such data is refused (`codec.CodecError`).
 """
 
 from __future__ import annotations
 
-import collections
-import dataclasses
-import enum
-import importlib
-import io
 import os
-import pathlib
-import pickle
+import select
 import struct
 import sys
 import threading
+import time
+import types
+from collections.abc import Callable
 from typing import Any
 
-PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
-PLAIN += (type(Ellipsis),)  # the `...` an exercise's answer template holds until it is filled in
-_BASES = (bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset)
-_ALLOWED_BUILTINS = {("builtins", t.__name__) for t in (*_BASES, bytearray, range, slice)} | {
-    (c.__module__, c.__name__) for c in (collections.OrderedDict, collections.Counter, collections.deque)
-}
-_ALLOWED_BUILTINS |= {("collections", "defaultdict"), ("pathlib", "PosixPath"), ("pathlib", "PurePosixPath")}
-_ALLOWED_BUILTINS |= {("builtins", "Ellipsis")}
-MAX_FRAME = 64 * 2**20  # a learner's answer larger than 64 MB is refused, not read
+from agentlab.course import codec
+from agentlab.course.codec import CodecError
+
+PLAIN = (type(None), bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, type(Ellipsis))
 
 
 # What a handle's holder may ask of the object behind it besides calls and attributes: a container's
@@ -54,7 +46,8 @@ PROTOCOL = {
 
 
 def _pickled_copy(obj: Any) -> Any:
-    """A copy made the way Dask sends a function to a worker (so a lock inside it fails here too)."""
+    """A copy made the way Dask sends a function to a worker (so a lock inside it fails here too);
+    made on the side that holds the object, of its own object: nothing pickled crosses."""
     import cloudpickle
 
     return cloudpickle.loads(cloudpickle.dumps(obj))
@@ -75,16 +68,23 @@ def send(fd: int, payload: bytes) -> None:
         view = view[written:]
 
 
-def receive(fd: int) -> bytes:
-    (size,) = struct.unpack(">I", _exactly(fd, 4))
-    if size > MAX_FRAME:
-        raise WireError(f"a message of {size} bytes: more than {MAX_FRAME} allowed")
-    return _exactly(fd, size)
+def receive(fd: int, most: int, timeout: float | None = None) -> bytes:
+    """One frame, refused unread if it announces more than `most` bytes; all of it within `timeout`
+    seconds (a sandbox that sends a frame a byte at a time does not hold the grader)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    (size,) = struct.unpack(">I", _exactly(fd, 4, deadline))
+    if size > most:
+        raise WireError(f"a message of {size:,} bytes: more than {most:,} allowed")
+    return _exactly(fd, size, deadline)
 
 
-def _exactly(fd: int, n: int) -> bytes:
+def _exactly(fd: int, n: int, deadline: float | None) -> bytes:
     chunks, left = [], n
     while left:
+        if deadline is not None and not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            raise TimeoutError(
+                "no answer in the time allowed" + (f" ({n - left:,} of {n:,} bytes)" if n > 4 else "")
+            )
         chunk = os.read(fd, min(left, 2**20))
         if not chunk:
             raise WireError("the sandbox ended the conversation")
@@ -114,216 +114,70 @@ class Handles:
         return self.objects[number]
 
 
-def is_kit_class(cls: type) -> bool:
-    """A class that really is the kit's own (not a learner's class that borrowed a kit name)."""
-    module = getattr(cls, "__module__", "") or ""
-    if not (module == "agentlab" or module.startswith("agentlab.")) or module.startswith("agentlab.course"):
-        return False
-    try:
-        found = importlib.import_module(module)
-        for part in cls.__qualname__.split("."):
-            found = getattr(found, part)
-    except (ImportError, AttributeError):
-        return False
-    return found is cls
-
-
-def is_kit_data(obj: Any) -> bool:
-    """A kit dataclass or enum instance: it crosses by value, field by field."""
-    cls = type(obj)
-    return (dataclasses.is_dataclass(cls) or isinstance(obj, enum.Enum)) and is_kit_class(cls)
-
-
-# --- grader -> sandbox ----------------------------------------------------------------------------
-
-
-class GraderPickler(pickle.Pickler):
-    """Pickles the grader's arguments: data by value, behaviour as a handle (`("G", n)`); a learner's
-    object handed back travels as its own handle (`("L", n)`)."""
-
-    def __init__(self, file: io.BytesIO, handles: Handles, learner_ref: type):
-        super().__init__(file, protocol=5)
-        self.handles, self.learner_ref = handles, learner_ref
-
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, self.learner_ref):
-            return ("L", obj.number)
-        if type(obj) in PLAIN or isinstance(obj, type) or is_kit_data(obj):
-            return None
-        if isinstance(obj, collections.Counter | collections.OrderedDict | collections.defaultdict):
-            return None
-        if isinstance(obj, pathlib.PurePath | BaseException):
-            return None
-        if type(obj).__module__.split(".")[0] == "numpy":
-            return None
-        return ("G", self.handles.number(obj))
-
-
-# --- sandbox -> grader ----------------------------------------------------------------------------
-
-
-class LearnerPickler(pickle.Pickler):
-    """Pickles what the learner's code produced, as plain data (see the module's docstring)."""
-
-    def __init__(self, file: io.BytesIO, handles: Handles, grader_ref: type):
-        super().__init__(file, protocol=5)
-        self.handles, self.grader_ref = handles, grader_ref
-
-    def persistent_id(self, obj: Any) -> Any:
-        if isinstance(obj, self.grader_ref):
-            return ("G", object.__getattribute__(obj, "number"))
-        if type(obj) in PLAIN or _convertible(obj) or is_kit_data(obj):
-            return None
-        if isinstance(obj, type) and (is_kit_class(obj) or obj in _BASES):
-            return None
-        if type(obj) in (collections.Counter, collections.OrderedDict, collections.deque):
-            return None
-        if type(obj) is collections.defaultdict or type(obj) in (pathlib.PosixPath, pathlib.PurePosixPath):
-            return None
-        return ("L", self.handles.number(obj), type(obj).__name__)
-
-    def reducer_override(self, obj: Any) -> Any:
-        if type(obj) in PLAIN or isinstance(obj, type):
-            return NotImplemented
-        for base in _BASES:
-            if isinstance(obj, base) and type(obj) is not base:
-                return base, (_base_value(obj, base),)
-        if type(obj).__module__.split(".")[0] == "numpy" and hasattr(obj, "tolist"):
-            return _plain_numpy(obj)
-        return NotImplemented
-
-
-def _convertible(obj: Any) -> bool:
-    return isinstance(obj, _BASES) or (
-        type(obj).__module__.split(".")[0] == "numpy" and hasattr(obj, "tolist")
-    )
-
-
-def _base_value(obj: Any, base: type) -> Any:
-    """The value a subclass instance holds, read with the base type's own methods (never the subclass's)."""
-    if base is dict:
-        return [(k, dict.__getitem__(obj, k)) for k in dict.__iter__(obj)]
-    if base in (list, tuple, set, frozenset):
-        return list(base.__iter__(obj))
-    if base is bool:
-        return int.__int__(obj) != 0
-    if base is int:
-        return int.__int__(obj)
-    if base is float:
-        return float.__float__(obj)
-    if base is complex:
-        return complex(float.__float__(complex.real.__get__(obj)), float.__float__(complex.imag.__get__(obj)))
-    return base.__str__(obj) if base is str else bytes(memoryview(obj))
-
-
-def _plain_numpy(obj: Any) -> Any:
-    value = obj.tolist()
-    kind = type(value)
-    if kind in (bool, int, float, complex, str, bytes):
-        return kind, (value,)
-    return list, (value,)
-
-
-class PlainUnpickler(pickle.Unpickler):
-    """Builds only built-in values and the kit's own classes; handles become the objects they name
-    (the grader's own) or `LearnerRef`s (the learner's)."""
-
-    def __init__(self, file: io.BytesIO, handles: Handles, learner_ref: Any):
-        super().__init__(file)
-        self.handles, self.learner_ref = handles, learner_ref
-
-    def persistent_load(self, pid: Any) -> Any:
-        if isinstance(pid, tuple) and pid and pid[0] == "G":
-            return self.handles[pid[1]]
-        if isinstance(pid, tuple) and pid and pid[0] == "L":
-            return self.learner_ref(pid[1], str(pid[2])[:60])
-        raise pickle.UnpicklingError("an unknown handle")
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED_BUILTINS:
-            return super().find_class(module, name)
-        if module.startswith("agentlab.") and not module.startswith("agentlab.course"):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} may not come back from a learner's notebook")
-
-
-def dumps(pickler: type, obj: Any, *extra: Any) -> bytes:
-    buffer = io.BytesIO()
-    pickler(buffer, *extra).dump(obj)
-    return buffer.getvalue()
-
-
-def error_facts(error: BaseException) -> tuple[str, str, str, tuple, dict]:
-    """What crosses for an exception raised in the sandbox: the nearest kit or built-in class it is an
-    instance of (module, name), its message, its arguments and attributes (pickled as plain data)."""
-    for cls in type(error).__mro__:
-        if cls.__module__ == "builtins" or is_kit_class(cls):
-            break
-    try:
-        message = str(error)
-    except Exception:  # a learner's __str__ that raises
-        message = f"<{type(error).__name__}>"
-    state = {k: v for k, v in getattr(error, "__dict__", {}).items() if not k.startswith("__")}
-    return cls.__module__, cls.__qualname__, message, tuple(error.args), state
-
-
-def rebuild_error(module: str, name: str, message: str, args: tuple, state: dict) -> BaseException:
-    """The exception, on this side, as the kit or Python would have raised it (never an exit)."""
-    cls: Any = RuntimeError
-    try:
-        if module == "builtins" or (
-            module.startswith("agentlab.") and not module.startswith("agentlab.course")
-        ):
-            found = importlib.import_module(module)
-            for part in name.split("."):
-                found = getattr(found, part)
-            if isinstance(found, type) and issubclass(found, Exception):
-                cls = found
-    except (ImportError, AttributeError):
-        pass
-    if cls is RuntimeError and name != "RuntimeError":
-        message, args = f"{name}: {message}", ()
-    error = cls.__new__(cls)
-    error.args = tuple(args) if args else (message,)
-    for key, value in state.items():
-        try:
-            setattr(error, key, value)
-        except (AttributeError, TypeError):
-            pass
-    return error
-
-
 class Peer:
     """One side of the conversation: it asks (a call, an attribute) and answers the other side's
-    questions while it waits, so a learner's function can call the grader's functions and back."""
+    questions while it waits, so a learner's function can call the grader's functions and back.
 
-    def __init__(self, rfd: int, wfd: int, encode: Any, decode: Any):
-        self.rfd, self.wfd, self.encode, self.decode = rfd, wfd, encode, decode
+    `tag` names this side's handles ("G" in the grader, "L" in the sandbox); `ref(number, kind)`
+    makes the stand-in for one of the other side's objects and `ref_number(obj)` says which of the
+    other side's objects a stand-in is (None: not a stand-in)."""
+
+    def __init__(self, rfd: int, wfd: int, tag: str, ref: Callable[[int, str], Any], ref_number: Callable):
+        self.rfd, self.wfd, self.tag, self.ref, self.ref_number = rfd, wfd, tag, ref, ref_number
+        self.sends, self.reads = (
+            (codec.GRADER, codec.LEARNER) if tag == "G" else (codec.LEARNER, codec.GRADER)
+        )
         self.handles = Handles()
         self.broken = ""
+        self.reading = False  # a frame is being read: the grader asks the sandbox nothing meanwhile
         self.lock = threading.RLock()  # one exchange at a time: a learner's threads, or the grader's, wait
+
+    def encode(self, message: tuple) -> bytes:
+        return codec.encode(message, self._handle, self.sends)
+
+    def _handle(self, obj: Any) -> tuple[str, int, str]:
+        number = self.ref_number(obj)
+        if number is not None:
+            return ("L" if self.tag == "G" else "G"), number, ""
+        return self.tag, self.handles.number(obj), type(obj).__name__
+
+    def decode(self, data: bytes) -> Any:
+        self.reading, was = True, self.reading
+        try:
+            return codec.decode(data, self._resolve, self.reads)
+        finally:
+            self.reading = was
+
+    def _resolve(self, tag: str, number: int, kind: str) -> Any:
+        if tag != self.tag:
+            return self.ref(number, kind)
+        if number not in self.handles.objects:
+            raise CodecError(f"a handle this side never gave ({tag}{number})")
+        return self.handles[number]
 
     def post(self, message: tuple) -> None:
         send(self.wfd, self.encode(message))
 
-    def next_message(self, timeout: float | None = None) -> tuple:
-        if timeout is not None:
-            import select
+    def reply(self, value: Any) -> None:
+        """Answer a request with `value`, or with why it cannot cross (too large, say)."""
+        try:
+            data = self.encode(("return", value))
+        except CodecError as error:
+            data = self.encode(("raise", error))
+        send(self.wfd, data)
 
-            ready, _, _ = select.select([self.rfd], [], [], max(0.0, timeout))
-            if not ready:
-                raise TimeoutError(f"no answer after {timeout:g} s")
-        message = self.decode(receive(self.rfd))
-        if not isinstance(message, tuple) or not message:
-            raise WireError("a message that is not a tuple")
+    def next_message(self, timeout: float | None = None) -> tuple:
+        message = self.decode(receive(self.rfd, self.reads.bytes, timeout))
+        if type(message) is not tuple or not message or type(message[0]) is not str:
+            raise CodecError("not a message of this conversation")
         return message
 
     def ask(self, request: tuple, timeout: float | None = None) -> Any:
         """Send `request`; serve the other side's requests until the answer to it comes back."""
         if self.broken:
             raise WireError(self.broken)
+        if self.reading and self.tag == "G":  # a kit value whose own checks call a learner's object
+            raise CodecError("it calls into the sandbox while it is read")
         with self.lock:
             return self._ask(request, timeout)
 
@@ -335,7 +189,9 @@ class Peer:
                 if message[0] == "return":
                     return message[1:]
                 if message[0] == "raise":
-                    error = rebuild_error(*message[1:6])
+                    error = message[1] if len(message) == 2 and isinstance(message[1], Exception) else None
+                    if error is None:
+                        raise CodecError("a raise that carries no exception")
                     break
                 self.serve(message)
         except BaseException as stop:  # an alarm in the middle of a frame leaves the two sides out of step
@@ -344,22 +200,30 @@ class Peer:
         raise error
 
     def serve(self, message: tuple) -> None:
-        """Answer one request from the other side: ("call", n, args, kwargs) or ("getattr", n, name)."""
+        """Answer one request from the other side: ("call", n, args, kwargs), ("getattr", n, name) or
+        ("protocol", n, name, args). An attribute whose name starts with "_" is not given out, nor a
+        module (nothing leads from a handle to the rest of this side)."""
         kind = message[0]
         try:
-            target = self.handles[message[1]]
-            if kind == "call":
+            target = (
+                self.handles[message[1]] if len(message) > 1 and message[1] in self.handles.objects else None
+            )
+            if target is None:
+                raise WireError(f"an unknown request {kind!r}")
+            if kind == "call" and len(message) >= 4:
                 value = target(*message[2], **message[3])
-            elif kind == "getattr" and not str(message[2]).startswith("__"):
+            elif kind == "getattr" and type(message[2]) is str and not message[2].startswith("_"):
                 value = getattr(target, message[2])
-            elif kind == "protocol" and message[2] in PROTOCOL:
+            elif kind == "protocol" and message[2] in PROTOCOL and type(message[3]) is tuple:
                 value = PROTOCOL[message[2]](target, *message[3])
             else:
                 raise WireError(f"an unknown request {kind!r}")
+            if isinstance(value, types.ModuleType):
+                raise AttributeError(f"{message[2]} is a module")
         except Exception as error:
-            self.post(("raise", *error_facts(error)))
+            self.post(("raise", error))
             return
-        self.post(("return", value))
+        self.reply(value)
 
 
 def fds_from(argv: list[str]) -> tuple[int, int]:
