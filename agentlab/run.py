@@ -137,14 +137,12 @@ def run_plan(
 
 def drive(loop: Loop, workers: int, timeout: float | None, pool: futures.Executor | None = None) -> Run:
     """Run `loop` in `pool`, else in its own: the caller's thread for one worker and no time limit,
-    else `workers` threads (`Daemons` with a limit), not waited for: an interrupt leaves them."""
+    else threads (`Daemons`: kept from run to run, never waited for). On the virtual clock with no
+    time limit, a step that runs alone (a chain's) runs on the loop's thread: it would only wait."""
     if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
         return loop.go(pool or InPlace())
-    own = Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab")
-    try:
-        return loop.go(own)
-    finally:
-        own.shutdown(wait=False, cancel_futures=True)
+    loop.inline = timeout is None and not loop.clock.real
+    return loop.go(Daemons())
 
 
 def _begin(run: Run, team, checkpoint, resume: bool, planning_calls) -> float:
@@ -182,41 +180,43 @@ class Loop:
     running: list[Job] = field(default_factory=list)
     unresolved: list[tuple[Step, Failure]] = field(default_factory=list)
     ended: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # attempts that ended (wall clock)
+    inline: bool = False  # a step started alone runs on the loop's thread (see `drive`)
 
     def go(self, pool: futures.Executor) -> Run:
         """Start what is ready, wait for the next attempt(s) to end, record, recover, repeat."""
         run, self.pool = self.run, pool
         self.saved()  # the start (a resumed run: all it has, in a file of its own)
         self.check_budget()
-        while True:
-            if run.status == "running" and self.scheduler is not None:  # after a stop nothing new starts
-                for step, worker in self.scheduler.take():
-                    self.start(run.plan[step.id], run.plan[step.id], worker)
-            if not self.running:
-                if run.status == "running" and self.unresolved:
-                    self.replan()
-                    continue
-                break
-            try:
-                ended = self.next_real() if self.clock.real else self.next_virtual()
-            except KeyboardInterrupt:  # a learner's interrupt: stop at once, keep what is done
-                self.stop("interrupted (KeyboardInterrupt): the steps still running were abandoned")
-                break
-            for job in ended:
-                self.running.remove(job)
-                self.finish(job)
+        try:
+            while True:
+                taken = self.scheduler.take() if run.status == "running" and self.scheduler else []
+                for step, worker in taken:  # after a stop nothing new starts
+                    here = self.inline and len(taken) == 1 and not self.running  # a step alone: see `drive`
+                    self.start(run.plan[step.id], run.plan[step.id], worker, here)
+                if not self.running:
+                    if run.status == "running" and self.unresolved:
+                        self.replan()
+                        continue
+                    break
+                for job in self.next_real() if self.clock.real else self.next_virtual():
+                    self.running.remove(job)
+                    self.finish(job)
+        except KeyboardInterrupt:  # a learner's interrupt: stop at once, keep what is done
+            self.stop("interrupted (KeyboardInterrupt): the steps still running were abandoned")
         run.close(self.clock.now)  # done, or what never ran is marked skipped
         self.saved()
         return run
 
-    def start(self, step: Step, planned: Step, worker: int) -> None:
-        """Hand one attempt at `planned` (tried as `step`) to the pool."""
+    def start(self, step: Step, planned: Step, worker: int, here: bool = False) -> None:
+        """Hand one attempt at `planned` (tried as `step`) to the pool, or run it `here`."""
         run = self.run
         n = run.attempts[planned.id] = run.attempts.get(planned.id, 0) + 1
         context = {dep: run.outputs[dep] for dep in planned.depends_on}
         fault = first_hit(self.faults, planned.id, step.role, n) if self.faults else None
         args = (self.team[step.role], step, planned, context, self.checks, fault, n, self.clock.real)
-        future = submit(self.pool, *args)
+        future = submit(InPlace() if here else self.pool, *args)
+        if here and isinstance(future.exception(), KeyboardInterrupt):  # Ctrl-C in the step run here
+            raise KeyboardInterrupt
         if self.clock.real:
             future.add_done_callback(self.ended.put)
         order = self.scheduler.index[planned.id]
@@ -227,7 +227,9 @@ class Loop:
     def next_virtual(self) -> list[Job]:
         """Virtual clock: wait until every running attempt has reported its duration, then jump
         to the earliest end. All attempts ending then finish together, in written order."""
-        timeout = self.timeout
+        timeout, waiting = self.timeout, [j.future for j in self.running if not j.future.done()]
+        while timeout is None and waiting and futures.wait(waiting, timeout=0.2).not_done:  # one wait for
+            pass  # all, in short ones, so that an interrupt (Ctrl-C) is seen at once, not when they end
         for job in self.running:
             if job.end is None:
                 try:  # wait for it to report (with a time limit, not for ever: see the docstring)
@@ -321,8 +323,6 @@ class Loop:
                 self.scheduler = _scheduler(self.run, self.run.workers)
         self.saved()
         self.check_budget()
-
-    # --- budgets, the end, checkpoints -----------------------------------------------------------
 
     def over_budget(self) -> str | None:
         """The cap the run has reached, if it has a budget and has reached one."""
