@@ -195,7 +195,7 @@ class MCPClient:
                 await self._closing.wait()
         except BaseException as e:
             if not ready.done():
-                ready.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
+                ready.set_exception(e) if isinstance(e, Exception) else ready.cancel()
             self.session = None
             if not isinstance(e, Exception):
                 raise
