@@ -25,6 +25,7 @@ import logging
 import math
 import os
 import pickle
+import queue
 import socket
 import threading
 import time
@@ -54,8 +55,14 @@ class Attempt:
 
 
 def here() -> str:
-    """This process, as "host:pid": on a cluster, which machine and which worker process."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """This process, as "host:pid": on a cluster, which machine and which worker process (asked
+    of the system once per process: every attempt says it)."""
+    if _HERE[0] != os.getpid():
+        _HERE[:] = [os.getpid(), f"{socket.gethostname()}:{os.getpid()}"]
+    return _HERE[1]
+
+
+_HERE: list = [None, ""]  # (the pid it was asked in, the answer)
 
 
 def attempt(
@@ -168,6 +175,8 @@ def submit(pool: futures.Executor, agent: Agent, *args: Any) -> futures.Future:
     same_process = isinstance(pool, InPlace | Daemons | futures.ThreadPoolExecutor)  # nothing pickled
     work = attempt if same_process else travelling
     try:
+        if same_process:
+            return pool.submit(work, agent, *args)
         with _quiet("distributed.protocol.pickle"):  # its traceback is replaced by our reason
             return pool.submit(work, agent, *args)
     except Exception as error:  # noqa: BLE001 - any refusal fails the attempt, with its reason
@@ -312,22 +321,44 @@ def pool_for(llm: Any) -> futures.Executor | None:
 
 
 class Daemons(futures.Executor):
-    """An executor that runs each call on a new daemon thread. A run with a time limit walks
-    away from an attempt that does not come back in time; nothing can stop a Python thread, so
-    the attempt may run on (even for ever, if its agent blocks). A pool's threads would keep
-    the process alive at exit until they end; a daemon thread does not. The loop never has
-    more than `workers` attempts going (besides abandoned ones), so no pool is needed to bound
-    them, and the thread is the attempt's alone."""
+    """An executor that runs each call on a daemon thread: an idle one of this process's if there
+    is one, else a new one. A run with a time limit walks away from an attempt that does not come
+    back in time; nothing can stop a Python thread, so the attempt may run on (even for ever, if
+    its agent blocks). A pool's threads would keep the process alive at exit until they end; a
+    daemon thread does not. Every call has a thread at once (none waits for another's, so a step
+    that runs a plan of its own cannot deadlock), and the loop never has more than `workers`
+    attempts going (besides abandoned ones). A thread that is done waits for the next call (up to
+    `IDLE` of them), so a run does not pay to start threads again: a 200-wide run started 200,
+    which cost more than its steps."""
 
     def submit(self, fn, /, *args, **kwargs) -> futures.Future:
         future: futures.Future = futures.Future()
-
-        def work() -> None:
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args, **kwargs))
-                except BaseException as error:  # noqa: BLE001 - kept for .result(), as a pool does
-                    future.set_exception(error)
-
-        threading.Thread(target=work, name="agentlab-attempt", daemon=True).start()
+        _CALLS.put((future, fn, args, kwargs))
+        with _IDLE_LOCK:
+            spare = _idle[0] > 0  # a waiting thread takes the call; else one is started for it
+            _idle[0] -= spare
+        if not spare:
+            threading.Thread(target=_serve, name="agentlab-attempt", daemon=True).start()
         return future
+
+
+IDLE = 256  # threads kept waiting for calls, at most
+_CALLS: queue.SimpleQueue = queue.SimpleQueue()
+_IDLE_LOCK = threading.Lock()
+_idle = [0]  # threads waiting for a call that no submit has claimed yet
+
+
+def _serve() -> None:
+    """A daemon thread's life: take a call, run it into its future, wait for the next."""
+    while True:
+        future, fn, args, kwargs = _CALLS.get()
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as error:  # noqa: BLE001 - kept for .result(), as a pool does
+                future.set_exception(error)
+        del future, fn, args, kwargs  # hold nothing of the call while waiting
+        with _IDLE_LOCK:
+            if _idle[0] >= IDLE:
+                return
+            _idle[0] += 1

@@ -9,10 +9,18 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from agentlab.plan import Step
+
+class Step(Protocol):
+    """What the graph needs of a step: its id and the ids it depends on (a `plan.Step` is one;
+    so is anything else with these two fields, which keeps this module free of the plan type)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def depends_on(self) -> Sequence[str]: ...
 
 
 def in_order(steps: Sequence[Step]) -> list[str]:

@@ -216,6 +216,16 @@ def draw_outcomes(
     return rng.random((runs, steps)) < rate  # a rate per column, or one per row shared by its steps
 
 
+def chains_right(p: float, runs: int, steps: int, correlation: float, rng: np.random.Generator) -> np.ndarray:
+    """`runs` booleans, True where a chain of `steps` steps at `p` went right. A chain is wrong from
+    its first wrong step on, whose number is geometric: one draw a chain, not one a step."""
+    rate = np.float64(p) if correlation == 0 else task_rates(p, correlation, runs, rng)
+    wrong = 1 - rate
+    if not np.any(wrong):  # certain steps (rng.geometric refuses 0)
+        return np.ones(runs, bool)
+    return rng.geometric(np.where(wrong > 0, wrong, 1.0), runs) > np.where(wrong > 0, steps, -1)
+
+
 def simulate_chain(
     p: float, n: int, trials: int = 100_000, *, correlation: float = 0.0, seed: int = 0
 ) -> Estimate:
@@ -241,15 +251,16 @@ def simulate_plan(
     trials, correlation = check_count("trials", trials), check_probability("correlation", correlation)
     if correlation > 0 and len(set(probs)) > 1:
         raise ValueError("correlated failures need one success probability shared by every step")
-    final = plan.final_step.id
-    upstream = above(plan.steps, final) | {final}
-    needed = [i for i, step in enumerate(plan) if step.id in upstream]  # the deliverable's columns
-    each = np.array(probs) if correlation == 0 else probs[0]
-    rng = np.random.default_rng(seed)
-    successes = 0
+    upstream = above(plan.steps, plan.final_step.id) | {plan.final_step.id}
+    each = [q for q, step in zip(probs, plan, strict=True) if step.id in upstream]  # what it needs
+    rng, successes = np.random.default_rng(seed), 0
     for start in range(0, trials, BATCH):
-        went_right = draw_outcomes(each, min(BATCH, trials - start), len(plan), correlation, rng)
-        successes += int(went_right[:, needed].all(axis=1).sum())
+        runs = min(BATCH, trials - start)
+        if len(set(each)) == 1:  # the needed steps at one p: a chain, whatever order they run in
+            right = chains_right(each[0], runs, len(each), correlation, rng)
+        else:
+            right = draw_outcomes(np.array(each), runs, len(each), 0.0, rng).all(axis=1)
+        successes += int(right.sum())
     return Estimate(successes, trials)
 
 
@@ -277,7 +288,7 @@ def chain_band(
     rates = []
     for start in range(0, experiments, per_batch):
         size = min(per_batch, experiments - start)
-        right = draw_outcomes(p, size * runs, n, 0.0, rng).all(axis=1)
+        right = chains_right(p, size * runs, n, 0.0, rng)
         rates.append(right.reshape(size, runs).mean(axis=1))
     low, high = np.quantile(np.concatenate(rates), [0.025, 0.975])
     return float(low), float(high)
@@ -297,12 +308,9 @@ def simulate_attempts(
 
 
 def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
-    """τ-bench's pass^k: the chance that k tries at the same task all succeed.
-
-    `outcomes` holds n >= k recorded tries per task (one row per task). With c successes among a
-    task's n tries, C(c, k) / C(n, k) is an unbiased estimate of that task's pass^k; the answer
-    is the mean over tasks.
-    """
+    """τ-bench's pass^k: the chance that k tries at the same task all succeed. `outcomes` holds
+    n >= k tries per task (a row per task); with c successes among n, C(c, k) / C(n, k) is an
+    unbiased estimate of that task's pass^k; the answer is the mean over tasks."""
     outcomes = np.asarray(outcomes)
     if outcomes.ndim != 2 or outcomes.shape[0] == 0 or outcomes.dtype != bool:
         raise ValueError(f"outcomes must be a tasks x tries array of booleans, got shape {outcomes.shape}")
@@ -316,12 +324,9 @@ def pass_hat_k(outcomes: np.ndarray, k: int) -> float:
 
 
 def hop_plan(task: Task) -> tuple[Plan, list[str]]:
-    """The plan a careful planner writes for a chain task, and the right output of each step.
-
-    One researcher step per hop, innermost first; each step after the first asks about the
-    previous step's answer (`$s1`, `$s2`, ...), so a wrong answer flows on. The right output of
-    a step is the records' answer to its part of the question.
-    """
+    """The plan a careful planner writes for a chain task, and the right output of each step (the
+    records' answer to its part): one researcher step per hop, innermost first, each after the
+    first asking about the previous step's answer (`$s1`, `$s2`, ...), so a wrong answer flows on."""
     if task.family not in ("chain", "single"):
         raise ValueError(f"hop_plan needs a chain (or single) task, got a {task.family!r} task")
     hops, phrase = [], parse_question(task.question).phrase
@@ -358,9 +363,8 @@ def measure_chains(
     model: str = "sim-large",
 ) -> list[ChainMeasurement]:
     """Run `runs` world chain tasks of each length through a researcher team on the simulated LLM,
-    with errors injected at `error_rate` per model call, and check every step. Each run gets a
-    fresh task and its own simulator seed: the simulator answers the same request with the same
-    seed identically, so runs sharing a seed would share their mistakes where requests coincide."""
+    with errors injected at `error_rate` per model call, and check every step. Each run gets a fresh
+    task and its own simulator seed (runs sharing a seed would share their mistakes)."""
     lengths = [check_count("chain length", n) for n in lengths]
     if not lengths:
         raise ValueError("measure_chains needs at least one chain length")

@@ -1,28 +1,26 @@
 """The orchestrator: decompose -> delegate -> monitor -> synthesize, with steps in parallel.
 
 `orchestrate(task)` is the whole pattern in one call: a planner turns the task into a
-`Plan`, and `run_plan` runs it. The loop that runs a plan, in words:
+`Plan`, and `run_plan` runs it. The loop that runs a plan (`Loop`), in words:
 
-    Start every step whose dependencies are done, on a free worker (the policy is
-    `schedule.py`'s). Wait for the next attempt(s) to end. Keep a good result
-    (`monitor.py` looks at each); hand a failed one to recovery if the run has any,
-    else stop. Repeat until nothing runs and nothing is ready. The final step's
-    output is the deliverable.
+    Start every step whose dependencies are done, on a free worker (the policy is `schedule.py`'s).
+    Wait for the next attempt(s) to end. Keep a good result (`monitor.py` looks at each); hand a
+    failed one to recovery if the run has any, else stop. Repeat until nothing runs and nothing
+    is ready. The final step's output is the deliverable.
 
 Each step goes to the agent for its role, with the outputs of the steps it depends on (its
-context), in a `concurrent.futures` pool: threads by default, any Executor will do. Every
-state change lands in the trace, on one of two clocks. "virtual" (the default): a step takes
-its declared `duration`, else the seconds its agent reports, and the clock moves only once
-every running step has reported, so the trace, the slots and the outputs are the same
-whatever the threads do (the schedule is exactly `schedule.virtual_schedule`'s). "real":
-wall-clock seconds, to measure real models and tools.
+context), in a `concurrent.futures` pool (threads by default, any Executor will do). Every state
+change lands in the trace, on one of two clocks. "virtual" (the default): a step takes its
+declared `duration`, else the seconds its agent reports, and the clock moves only once every
+running step has reported, so the trace, the slots and the outputs are the same whatever the
+threads do (exactly `schedule.virtual_schedule`'s schedule). "real": wall-clock seconds.
 
-A `timeout` bounds every wait. On the real clock, an attempt still running `timeout` s after
-it started fails as a timeout; on the virtual clock, one that *reports* more than `timeout` s,
-or, so that an agent that blocks cannot hang the run, has not reported after `WALL_FACTOR` x
-`timeout` s of real time (a safety net: real time is far below virtual time for a step that
-reports). A thread cannot be stopped: such an attempt is abandoned on its daemon thread, which
-does not keep the process alive, and what it pays after the run returns is not in `Run.calls`.
+A `timeout` bounds every wait. On the real clock, an attempt still running `timeout` s after it
+started fails as a timeout; on the virtual clock, one that *reports* more than `timeout` s, or,
+so that an agent that blocks cannot hang the run, has not reported after `WALL_FACTOR` x `timeout`
+s of real time (real time is far below virtual time for a step that reports). A thread cannot be
+stopped: such an attempt is abandoned on its daemon thread, which does not keep the process
+alive, and what it pays after the run returns is not in `Run.calls`.
 
 Notebook 04's parts (`recovery`, a `budget`, a `checkpoint`, `faults`) are used only when
 asked for. An interrupt (Ctrl-C, a kernel's stop button) stops the run at once, kept.
@@ -70,9 +68,9 @@ def orchestrate(
     `run_plan` (checks, recovery, budget, ...); a `Replan()` without a planner uses this one.
 
     The model calls that wrote the plan travel with it (`plan.calls`), counted under the role
-    "planner". If planning fails (no valid plan, a model error, any exception), the result is a failed Run
-    with no plan, the reason and the calls it cost. With `checkpoint=` and `resume=True`, a
-    saved run is carried on without planning again."""
+    "planner". If planning fails (no valid plan, a model error, any exception), the result is a
+    failed Run with no plan, the reason and the calls it cost; with `checkpoint=` and
+    `resume=True`, a saved run is carried on without planning again."""
     if options.get("recovery"):
         options["recovery"] = [Replan(planner, p.max_replans) if isinstance(p, Replan) and p.planner is None
                                else p for p in options["recovery"]]
@@ -115,14 +113,12 @@ def run_plan(
 ) -> Run:
     """Run `plan` on `workers` workers, each step as soon as its dependencies are done.
 
-    `pool` runs the agents (default: the caller's thread for one worker and no time limit, else
-    `workers` threads, daemon ones with a time limit; yours is not shut down). `clock` is
-    "virtual" (deterministic) or "real" (wall clock). Monitoring: `checks` (validators, critics)
-    and `timeout` (seconds per attempt). `recovery`: policies tried in order (`Retry`,
-    `Reroute`, `Replan`). `budget`: caps. `faults`: failures injected on purpose. `checkpoint`:
-    a file the state is saved to after every step; with `resume=True` an existing one is
-    carried on from. `planning_calls`: the model calls that wrote `plan`, counted in the budget
-    and listed first in `Run.calls` (under step "plan", role "planner").
+    `pool` runs the agents (default: see `drive`; yours is not shut down). `clock` is "virtual"
+    (deterministic) or "real" (wall clock). Monitoring: `checks` (validators, critics) and `timeout`
+    (seconds per attempt). `recovery`: policies tried in order (`Retry`, `Reroute`, `Replan`).
+    `budget`: caps. `faults`: failures injected on purpose. `checkpoint`: a file the state is saved
+    to after every step; with `resume=True` an existing one is carried on from. `planning_calls`:
+    the model calls that wrote `plan`, counted in the budget and listed first in `Run.calls`.
     """
     check_settings(team, clock, timeout, budget, faults, checkpoint, resume)
     replan = recoveries.check_policies(recovery, team, task) if recovery else None
@@ -134,15 +130,19 @@ def run_plan(
     run = Run(task=task, plan=plan, workers=workers, clock=clock, plans=[plan])
     with claimed(checkpoint):  # no other run writes this checkpoint meanwhile
         now = _begin(run, team, checkpoint, resume, planning_calls)
-        loop = _Loop(run, team, Clock(clock, now), _scheduler(run, workers), tuple(checks), timeout,
-                     tuple(recovery), replan, budget, tuple(faults), checkpoint)
-        if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
-            return loop.go(pool or InPlace())
-        own = Daemons() if timeout else futures.ThreadPoolExecutor(workers, "agentlab")  # Daemons: see
-        try:  # its docstring. And no waiting at the end: an interrupted run leaves its steps behind.
-            return loop.go(own)
-        finally:
-            own.shutdown(wait=False, cancel_futures=True)
+        loop = Loop(run, team, Clock(clock, now), _scheduler(run, workers), tuple(checks), timeout,
+                    tuple(recovery), replan, budget, tuple(faults), checkpoint)
+        return drive(loop, workers, timeout, pool)
+
+
+def drive(loop: Loop, workers: int, timeout: float | None, pool: futures.Executor | None = None) -> Run:
+    """Run `loop` in `pool`, else in its own: the caller's thread for one worker and no time limit,
+    else threads (`Daemons`: kept from run to run, never waited for). On the virtual clock with no
+    time limit, a step that runs alone (a chain's) runs on the loop's thread: it would only wait."""
+    if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
+        return loop.go(pool or InPlace())
+    loop.inline = timeout is None and not loop.clock.real
+    return loop.go(Daemons())
 
 
 def _begin(run: Run, team, checkpoint, resume: bool, planning_calls) -> float:
@@ -161,12 +161,10 @@ def _scheduler(run: Run, workers: int) -> ListScheduler | None:
     return None if left is None else ListScheduler(left, workers)
 
 
-# --- the loop ----------------------------------------------------------------------------------
-
-
 @dataclass(eq=False)
-class _Loop:
-    """One run while it runs: its settings, the clock, the jobs in flight, the failures to replan."""
+class Loop:
+    """One run while it runs: its settings, the clock, the jobs in flight, the failures to replan.
+    `run_plan` builds one and `drive`s it; `streaming` extends it with steps that arrive late."""
 
     run: Run
     team: Mapping[str, Agent]
@@ -182,41 +180,43 @@ class _Loop:
     running: list[Job] = field(default_factory=list)
     unresolved: list[tuple[Step, Failure]] = field(default_factory=list)
     ended: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)  # attempts that ended (wall clock)
+    inline: bool = False  # a step started alone runs on the loop's thread (see `drive`)
 
     def go(self, pool: futures.Executor) -> Run:
         """Start what is ready, wait for the next attempt(s) to end, record, recover, repeat."""
         run, self.pool = self.run, pool
         self.saved()  # the start (a resumed run: all it has, in a file of its own)
         self.check_budget()
-        while True:
-            if run.status == "running" and self.scheduler is not None:  # after a stop nothing new starts
-                for step, worker in self.scheduler.take():
-                    self.start(run.plan[step.id], run.plan[step.id], worker)
-            if not self.running:
-                if run.status == "running" and self.unresolved:
-                    self.replan()
-                    continue
-                break
-            try:
-                ended = self.next_real() if self.clock.real else self.next_virtual()
-            except KeyboardInterrupt:  # a learner's interrupt: stop at once, keep what is done
-                self.stop("interrupted (KeyboardInterrupt): the steps still running were abandoned")
-                break
-            for job in ended:
-                self.running.remove(job)
-                self.finish(job)
+        try:
+            while True:
+                taken = self.scheduler.take() if run.status == "running" and self.scheduler else []
+                for step, worker in taken:  # after a stop nothing new starts
+                    here = self.inline and len(taken) == 1 and not self.running  # a step alone: see `drive`
+                    self.start(run.plan[step.id], run.plan[step.id], worker, here)
+                if not self.running:
+                    if run.status == "running" and self.unresolved:
+                        self.replan()
+                        continue
+                    break
+                for job in self.next_real() if self.clock.real else self.next_virtual():
+                    self.running.remove(job)
+                    self.finish(job)
+        except KeyboardInterrupt:  # a learner's interrupt: stop at once, keep what is done
+            self.stop("interrupted (KeyboardInterrupt): the steps still running were abandoned")
         run.close(self.clock.now)  # done, or what never ran is marked skipped
         self.saved()
         return run
 
-    def start(self, step: Step, planned: Step, worker: int) -> None:
-        """Hand one attempt at `planned` (tried as `step`) to the pool."""
+    def start(self, step: Step, planned: Step, worker: int, here: bool = False) -> None:
+        """Hand one attempt at `planned` (tried as `step`) to the pool, or run it `here`."""
         run = self.run
         n = run.attempts[planned.id] = run.attempts.get(planned.id, 0) + 1
         context = {dep: run.outputs[dep] for dep in planned.depends_on}
         fault = first_hit(self.faults, planned.id, step.role, n) if self.faults else None
         args = (self.team[step.role], step, planned, context, self.checks, fault, n, self.clock.real)
-        future = submit(self.pool, *args)
+        future = submit(InPlace() if here else self.pool, *args)
+        if here and isinstance(future.exception(), KeyboardInterrupt):  # Ctrl-C in the step run here
+            raise KeyboardInterrupt
         if self.clock.real:
             future.add_done_callback(self.ended.put)
         order = self.scheduler.index[planned.id]
@@ -227,7 +227,9 @@ class _Loop:
     def next_virtual(self) -> list[Job]:
         """Virtual clock: wait until every running attempt has reported its duration, then jump
         to the earliest end. All attempts ending then finish together, in written order."""
-        timeout = self.timeout
+        timeout, waiting = self.timeout, [j.future for j in self.running if not j.future.done()]
+        while timeout is None and waiting and futures.wait(waiting, timeout=0.2).not_done:  # one wait for
+            pass  # all, in short ones, so that an interrupt (Ctrl-C) is seen at once, not when they end
         for job in self.running:
             if job.end is None:
                 try:  # wait for it to report (with a time limit, not for ever: see the docstring)
@@ -322,8 +324,6 @@ class _Loop:
         self.saved()
         self.check_budget()
 
-    # --- budgets, the end, checkpoints -----------------------------------------------------------
-
     def over_budget(self) -> str | None:
         """The cap the run has reached, if it has a budget and has reached one."""
         return None if self.budget is None else self.budget.reached(spent(self.run.calls, self.clock.read()))
@@ -331,8 +331,8 @@ class _Loop:
     def check_budget(self) -> None:
         """Once a cap is reached, nothing new starts, saying which (a run just finished is done)."""
         reason = self.over_budget()
-        left = self.unresolved or len(self.run.outputs) < len(self.run.plan)
-        if reason and left and self.run.status == "running":
+        left = reason and (self.unresolved or len(self.run.outputs) < len(self.run.plan))  # no cap: not read
+        if left and self.run.status == "running":
             self.stop(reason)
 
     def stop(self, reason: str) -> None:

@@ -2,7 +2,8 @@
 
 Each is a real MCP server (the official SDK, over stdio) offering one tool, `calculate`, that
 misbehaves when called: `dies` (the process exits mid-call), `hangs` (never answers), `malformed`
-(an answer that does not match the output schema)."""
+(an answer that does not match the output schema), `large` (answers as many characters as the
+expression says, at once). `mute` never answers the client's initialize at all."""
 
 import asyncio
 import os
@@ -15,6 +16,9 @@ from agentlab.interop.mcp import _mcp_tool, exit_at_once, serve, world_tools
 
 
 def main(mode: str) -> None:
+    if mode == "mute":  # reads what the client sends, never answers, ends when its stdin closes
+        sys.stdin.buffer.read()
+        return
     calculate = next(o for o in world_tools() if o.spec.name == "calculate")
 
     async def tools(ctx, params):
@@ -25,6 +29,10 @@ def main(mode: str) -> None:
             os._exit(3)
         if mode == "hangs":  # the call never ends, but the server still stops when its stdin closes
             await asyncio.Event().wait()
+        if mode == "large":
+            text = "x" * int(params.arguments["expression"])
+            answer = [types.TextContent(text=text)]
+            return types.CallToolResult(content=answer, structured_content={"result": text})
         return types.CallToolResult(content=[], structured_content={"result": 42})  # malformed
 
     serve(Server(mode, on_list_tools=tools, on_call_tool=misbehave))

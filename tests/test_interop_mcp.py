@@ -205,3 +205,72 @@ def test_pinning_the_reviewed_tool_list_refuses_a_new_or_changed_tool(stdio, lyi
     assert run.status == "failed"
     assert "tidy_records was not run" in run.reason
     assert [(e.decision, e.outcome) for e in guard.log] == [("denied", "not run")]
+
+
+# --- no leak, no super-linear read ---------------------------------------------------------------------
+
+
+def children() -> set[int]:
+    """The ids of this process's live child processes (from /proc: no psutil needed)."""
+    import os
+
+    found = set()
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if entry.name.isdigit() and int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="counts child processes through /proc")
+def test_a_server_that_never_completes_initialize_leaves_no_process_and_no_thread_behind():
+    import threading
+
+    from agentlab.interop.mcp import MCPFailed, connect_stdio
+
+    before_children, before_threads = children(), threading.active_count()
+    began = time.monotonic()
+    with pytest.raises(MCPFailed, match="could not start a session"):
+        connect_stdio([sys.executable, str(HERE / "mcp_servers.py"), "mute"], timeout=3, start_timeout=1)
+    assert time.monotonic() - began < 8
+    assert children() - before_children == set()  # the failed connect stopped its server (it stayed)
+    assert threading.active_count() == before_threads
+
+
+def test_a_large_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused_saying_so():
+    from agentlab.interop.mcp import connect_stdio
+
+    with connect_stdio([sys.executable, str(HERE / "mcp_servers.py"), "large"], timeout=20,
+                       limit=8 * 2**20) as client:
+        client.call("calculate", {"expression": "10"})  # warm: the first call sets things up
+        seconds = {}
+        for size in (1_000_000, 4_000_000):
+            began = time.perf_counter()
+            assert len(client.call("calculate", {"expression": str(size)})) == size
+            seconds[size] = time.perf_counter() - began
+        assert seconds[4_000_000] < 8 * max(seconds[1_000_000], 0.05)  # 4x the text: not 16x the time
+        from agentlab.interop.mcp import MCPFailed
+
+        with pytest.raises(MCPFailed, match="over the 8 MB limit on one message"):
+            client.call("calculate", {"expression": str(9 * 2**20)})
+        assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
+
+
+def test_ctrl_c_stops_the_http_server_in_one_line_without_a_traceback():
+    import signal
+
+    server = subprocess.Popen([sys.executable, "-m", "agentlab.interop.mcp", "--http", "0"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([server.stdout], [], [], 60)
+        assert ready and server.stdout.readline().startswith("MCP server at http://127.0.0.1:")
+        server.send_signal(signal.SIGINT)
+        out, err = server.communicate(timeout=20)
+    finally:
+        server.kill()
+    said = [line for line in (out + err).splitlines() if line.strip()]
+    assert "Traceback" not in err and len(said) == 1 and "stopped" in said[0], said

@@ -131,6 +131,7 @@ def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
 
     def watch(agent):
         def act(step, context):
+            live.provider.force_flush()  # spans leave on a thread of their own: what had ended by now
             seen.append(len(exporter.get_finished_spans()))
             return agent.act(step, context)
 
@@ -140,6 +141,7 @@ def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
     run = orchestrate(task, live.planner(LLMPlanner(llm, team)), watched, recovery=[Retry(2)],
                       faults=[Fault(step="s1", times=1)])
     assert seen[0] == 2 and seen == sorted(seen) and seen[-1] > seen[0]  # the plan (and its call) first
+    live.provider.force_flush()
     before_close = exporter.get_finished_spans()
     assert all(s.parent is not None for s in before_close)  # everything but the root had left
     trace_id = live.close(run)
@@ -154,3 +156,114 @@ def test_a_live_trace_sends_each_span_as_its_part_of_the_run_ends():
     faults = [Fault(step="s1", times=1)]
     plain = orchestrate(task, LLMPlanner(llm, team), team, recovery=[Retry(2)], faults=faults)
     assert (plain.outputs, plain.status) == (run.outputs, run.status)  # tracing changes nothing
+
+
+# --- what reaches the collector: no key, no traceback, no slowdown, no false success -----------------
+
+
+KEY = "sk-ant-api03-classroom-secret-0123456789"
+
+
+def echoing_run(monkeypatch):
+    """A run whose task, step output, model reply and failure all carry the configured API key."""
+    from agentlab.agents import Agent, Work
+    from agentlab.llm import Completion, Usage
+    from agentlab.plan import Plan, Step
+    from agentlab.run import run_plan
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    said = Completion(f"the key is {KEY}", "claude-haiku-5-5", "anthropic", Usage(2**63, 5), 0.5)
+
+    def act(step, context):
+        if step.id == "s2":
+            raise RuntimeError(f"the server said: bad key {KEY}")
+        return Work(f"echo {KEY}", calls=(said,))
+
+    plan = Plan([Step("s1", "w", f"use {KEY}"), Step("s2", "w", "fail", depends_on=("s1",))])
+    return run_plan(plan, {"w": Agent("w", act)}, f"Task with {KEY}")
+
+
+def texts(spans):
+    """Every text a span carries: name, attributes, events, status."""
+    found = []
+    for span in spans:
+        found += [span.name, span.status.description or ""]
+        for attributes in [span.attributes, *(e.attributes for e in span.events)]:
+            for value in attributes.values():
+                found += [str(v) for v in (value if isinstance(value, tuple | list) else [value])]
+    return found
+
+
+def test_no_span_carries_the_api_key_whatever_echoed_it(monkeypatch):
+    run = echoing_run(monkeypatch)
+    assert run.status == "failed" and KEY not in str(run)  # the run itself shows "[redacted]"
+    _, spans = spans_of([run])
+    shown = texts(spans)
+    assert not [t for t in shown if KEY in t] and any("[redacted]" in t for t in shown)
+    exporter = InMemorySpanExporter()
+    live = LiveTrace(f"Task with {KEY}", exporter=exporter)
+    from agentlab.agents import Agent
+
+    def act(step, context):
+        raise RuntimeError(f"echo {KEY}")
+
+    team = live.team({"w": Agent("w", act)})
+    from agentlab.plan import Plan, Step
+    from agentlab.run import run_plan
+
+    live.close(run_plan(Plan([Step("s1", "w", "x")]), team, "t"))
+    assert not [t for t in texts(exporter.get_finished_spans()) if KEY in t]
+
+
+def test_a_token_count_past_what_otlp_holds_is_sent_as_text_without_a_traceback(monkeypatch, caplog):
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+    class Encoding(SpanExporter):  # what the OTLP exporter does first with every batch
+        def __init__(self):
+            self.spans = []
+
+        def export(self, spans):
+            encode_spans(spans).SerializeToString()
+            self.spans += spans
+            return SpanExportResult.SUCCESS
+
+    exporter = Encoding()
+    with caplog.at_level("WARNING"):
+        export_runs([echoing_run(monkeypatch)], exporter=exporter, start=T0)
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")], caplog.text[:500]
+    chat = next(s for s in exporter.spans if s.name.startswith("chat"))
+    assert chat.attributes["gen_ai.usage.input_tokens"] == str(2**63)
+
+
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # free once closed: nothing listens there
+
+
+def test_with_no_collector_a_live_trace_neither_slows_nor_fails_the_run_and_says_so_at_the_end():
+    import time
+
+    import pytest
+
+    from agentlab.agents import Agent
+    from agentlab.plan import Plan, Step
+    from agentlab.run import run_plan
+
+    endpoint = f"http://127.0.0.1:{closed_port()}/v1/traces"
+    plan = Plan([Step(f"s{i}", "w", "x", depends_on=(f"s{i - 1}",) if i > 1 else ()) for i in range(1, 9)])
+    live = LiveTrace("t", endpoint)
+    began = time.monotonic()
+    team = live.team({"w": Agent("w", lambda step, context: "ok")})
+    run = run_plan(plan, team, "t", clock="real", timeout=1.0)
+    took = time.monotonic() - began
+    assert run.status == "done" and took < 1.0  # 8 spans, none waited for (each waited ~10 s before)
+    with pytest.raises(ConnectionError, match="nothing is listening"):
+        live.close(run)
+    began = time.monotonic()
+    with pytest.raises(ConnectionError, match="did not reach"):
+        export_runs([run], endpoint)  # not trace ids, as if the spans had been sent
+    assert time.monotonic() - began < 3

@@ -156,3 +156,43 @@ def test_the_band_names_bad_input():
         chain_band(0.9, 4, 0)
     with pytest.raises(ValueError, match="experiments must be a whole number >= 1"):
         chain_band(0.9, 4, 10, experiments=0)
+
+
+class Counting:
+    """A numpy Generator that counts the random values it hands out."""
+
+    make = staticmethod(np.random.default_rng)
+
+    def __init__(self, seed):
+        self.rng, self.drawn = self.make(seed), 0
+
+    def __getattr__(self, name):
+        method = getattr(self.rng, name)
+
+        def counted(*args, **kwargs):
+            values = method(*args, **kwargs)
+            self.drawn += np.size(values)
+            return values
+
+        return counted
+
+
+@pytest.mark.parametrize("correlation", [0.0, 0.2])
+def test_a_chain_costs_one_random_draw_the_step_it_first_fails_at_not_one_per_step(monkeypatch, correlation):
+    import agentlab.experiments as experiments
+
+    made = []
+    monkeypatch.setattr(experiments.np.random, "default_rng",
+                        lambda seed: made.append(Counting(seed)) or made[-1])
+    simulate_chain(0.9, 50, 10_000, correlation=correlation, seed=0)
+    per_chain = 1 if correlation == 0 else 2  # with correlation, the task's own rate is drawn first
+    assert made[0].drawn == per_chain * 10_000
+    monkeypatch.undo()
+    a, b = (simulate_chain(0.9, 50, 10_000, correlation=correlation, seed=s) for s in (3, 3))
+    assert a == b  # still one count per seed
+
+
+def test_the_first_failed_step_is_geometric_so_a_long_chain_still_agrees_with_p_to_the_n():
+    for p, n in ((0.9, 50), (0.999, 1000), (0.3, 2)):
+        assert simulate_chain(p, n, 400_000, seed=11).covers(p**n)
+    assert chain_band(0.9, 5, 100, seed=0)[0] < 0.9**5 < chain_band(0.9, 5, 100, seed=0)[1]

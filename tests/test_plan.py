@@ -600,3 +600,24 @@ def test_importing_the_kit_leaves_networkx_for_when_a_graph_is_drawn():
     code = "import sys, agentlab.plan, agentlab.run, agentlab.widgets; print('networkx' in sys.modules)"
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert shown.stdout.strip() == "False"
+
+
+def test_the_graph_algorithms_know_nothing_of_the_plan_type_so_plan_and_dag_form_no_import_circle():
+    import ast
+    from dataclasses import dataclass
+
+    import agentlab.dag as dag
+
+    tree = ast.parse(open(dag.__file__).read())
+    imported = [node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)]
+    imported += [a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names]
+    assert not [m for m in imported if m.startswith("agentlab")], imported  # not even for type hints
+
+    @dataclass
+    class Node:  # any object with an id and its dependencies is a step to the graph algorithms
+        id: str
+        depends_on: tuple = ()
+
+    nodes = [Node("a"), Node("b", ("a",)), Node("c", ("b",))]
+    assert dag.in_order(nodes) == ["a", "b", "c"] and dag.below(nodes, "a") == {"b", "c"}
+    assert dag.above(nodes, "c") == {"a", "b"} and dag.cycle(nodes) == []

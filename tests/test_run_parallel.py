@@ -187,3 +187,35 @@ def test_orchestrate_passes_the_worker_count_through():
     assert one.deliverable == two.deliverable
     assert (one.elapsed, two.elapsed) == (8.0, 6.0)
     assert "(virtual, 2 workers)" in two.summary() and "(virtual)" in one.summary()
+
+
+def test_a_chain_on_many_workers_runs_on_the_callers_thread_and_a_wide_run_reuses_its_threads(monkeypatch):
+    """Per-step overhead: a step started alone was handed to a thread and back (a chain on 16
+    workers cost 3x one on one worker), and each run started its own threads (a 200-wide fan-out
+    started 200, which cost more than its steps)."""
+    from agentlab import attempt
+
+    seen = []
+    team = {"w": Agent("w", lambda step, context: seen.append(threading.current_thread().name) or "ok")}
+    chain = Plan([Step(f"s{i}", "w", "x", (f"s{i - 1}",) if i else ()) for i in range(5)])
+    assert run_plan(chain, team, workers=16).status == "done"
+    assert seen == [threading.current_thread().name] * 5
+
+    together = threading.Barrier(40, timeout=20)  # the 40 branches must all run at once: 40 threads
+
+    def branch(step, context):
+        if step.id != "root":
+            together.wait()
+        return "ok"
+
+    team = {"w": Agent("w", branch)}
+    wide = Plan([Step("root", "w", "x")] + [Step(f"b{i}", "w", "x", ("root",)) for i in range(40)])
+    assert run_plan(wide, team, workers=40).status == "done"
+    deadline = time.monotonic() + 10
+    while attempt._idle[0] < 40 and time.monotonic() < deadline:  # each back to waiting for a call
+        time.sleep(0.01)
+    started = []
+    start = threading.Thread.start
+    monkeypatch.setattr(threading.Thread, "start", lambda t: started.append(t.name) or start(t))
+    assert run_plan(wide, team, workers=40).status == "done"
+    assert started == []  # not one new thread: the first run's were used again

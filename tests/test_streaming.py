@@ -94,10 +94,11 @@ def test_the_step_reader_cuts_out_each_step_once_whatever_the_pieces_and_braces_
     steps = [{"id": "s1", "role": "writer", "instruction": 'Say "{hi}" and [bye]', "depends_on": []},
              {"id": "s2", "role": "writer", "instruction": "Then \\ this}", "depends_on": ["s1"]}]
     text = json.dumps({"steps": steps})
-    reader, found = StepReader(), []
-    for end in range(1, len(text) + 1):
-        found += reader.feed(text[:end])
-    assert found == steps
+    for size in (1, 2, 3, 7, 16, len(text)):  # the text arrives in pieces of `size` characters
+        reader, found = StepReader(), []
+        for begin in range(0, len(text), size):
+            found += reader.feed(text[begin : begin + size])
+        assert found == steps
 
 
 @pytest.mark.parametrize("width", [2, 4, 8])

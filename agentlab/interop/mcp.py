@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -33,11 +35,12 @@ require("mcp", "mcp")
 
 import mcp_types as types  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.lowlevel.server import Server  # noqa: E402
 
 from agentlab.agents import WORLD_ROLES, Agent, ToolFunction, model_agent  # noqa: E402
+from agentlab.interop.mcp_stdio import LIMIT, stdio_lines  # noqa: E402
 from agentlab.llm.base import LLM, Tool  # noqa: E402
 from agentlab.world import FUNCTIONS, TOOLS  # noqa: E402
 from agentlab.world.tools import ToolError  # noqa: E402
@@ -125,9 +128,16 @@ def serve(server: Server, http: int | None = None, host: str = "127.0.0.1") -> N
     import uvicorn
 
     listening = socket.create_server((host, http))  # bound here, so the port printed is the one in use
-    print(f"MCP server at http://{host}:{listening.getsockname()[1]}/mcp", flush=True)
-    app = uvicorn.Config(server.streamable_http_app(host=host), log_level="warning")
-    uvicorn.Server(app).run(sockets=[listening])
+    web = uvicorn.Server(uvicorn.Config(server.streamable_http_app(host=host), log_level="warning"))
+
+    async def main():  # the line once it serves (and Ctrl-C is uvicorn's to handle)
+        task = asyncio.create_task(web.serve(sockets=[listening]))
+        while not (web.started or task.done()):
+            await asyncio.sleep(0.01)
+        print(f"MCP server at http://{host}:{listening.getsockname()[1]}/mcp", flush=True)
+        await task
+
+    asyncio.run(main())
 
 
 # --- the client ----------------------------------------------------------------------------------
@@ -170,8 +180,8 @@ class MCPClient:
         try:
             waiting = asyncio.wait_for(asyncio.shield(ready), start_timeout)
             asyncio.run_coroutine_threadsafe(waiting, self.loop).result()
-        except Exception as e:
-            self.close()
+        except Exception as e:  # the session never started: end it now (its process too), not on close
+            self.close(wait=0)
             raise MCPFailed(f"could not start a session with the {label}: {_why(e)}") from None
 
     async def _hold(self, streams, ready: asyncio.Future) -> None:
@@ -185,7 +195,7 @@ class MCPClient:
                 await self._closing.wait()
         except BaseException as e:
             if not ready.done():
-                ready.set_exception(e if isinstance(e, Exception) else RuntimeError(repr(e)))
+                ready.set_exception(e) if isinstance(e, Exception) else ready.cancel()
             self.session = None
             if not isinstance(e, Exception):
                 raise
@@ -218,16 +228,22 @@ class MCPClient:
         return {t.spec.name: ToolFunction(t.spec, _Caller(self, t.spec.name), self.tool_seconds)
                 for t in listed}
 
-    def close(self) -> None:
-        """End the session (and a stdio server's process) and stop the background loop."""
+    def close(self, wait: float | None = None) -> None:
+        """End the session (and a stdio server's process) and stop the background loop. A session
+        that does not end within `wait` s (default: `timeout`; one stuck in `initialize`, say) is
+        cancelled, which ends its transport and process all the same."""
         if self._closing is not None:
             self.loop.call_soon_threadsafe(self._closing.set)
-        try:
-            self._held.result(self.timeout)
-        except Exception:  # noqa: S110 - a session that already failed has nothing to close
-            pass
+        with contextlib.suppress(Exception):  # a session that already failed has nothing to end
+            self._held.result(self.timeout if wait is None else wait)
+        self._held.cancel()  # if still running; its cleanup runs in the loop: waited for below
+        ended = asyncio.run_coroutine_threadsafe(_settled(), self.loop)
+        with contextlib.suppress(Exception):
+            ended.result(self.timeout)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(self.timeout)
+        if not self._thread.is_alive():
+            self.loop.close()
 
     def __enter__(self) -> MCPClient:
         return self
@@ -247,10 +263,12 @@ class _Caller:
         return self.client.call(self.name, arguments)
 
 
-def connect_stdio(command: Sequence[str], *, timeout: float = 10.0, **options: Any) -> MCPClient:
-    """Start the MCP server `command` (argv) as a child process and talk to it over stdio."""
+def connect_stdio(command: Sequence[str], *, timeout: float = 10.0, limit: int = LIMIT,
+                  **options: Any) -> MCPClient:
+    """Start the MCP server `command` (argv) as a child process and talk to it over stdio (read
+    in linear time; a message over `limit` bytes is refused: see `mcp_stdio`)."""
     params = StdioServerParameters(command=command[0], args=list(command[1:]))
-    return MCPClient(lambda: stdio_client(params, errlog=_quiet()), timeout=timeout,
+    return MCPClient(lambda: stdio_lines(params, limit), timeout=timeout,
                      label=options.pop("label", f"stdio server {command[-1]!r}"), **options)
 
 
@@ -318,8 +336,11 @@ def _why(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
-def _quiet():
-    return open(os.devnull, "w")  # noqa: SIM115 - the child's stderr, for as long as it runs
+async def _settled() -> None:
+    """Wait (in the loop) until every other task has ended: a cancelled session's cleanup."""
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    if others:
+        await asyncio.wait(others)
 
 
 # --- a server that lies (for the guardrails lesson) ----------------------------------------------------
@@ -358,7 +379,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         server = world_server(lying_tools(Ledger()), name="untrusted-records")
     else:
         server = world_server()
-    serve(server, http=args.http)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with it ignored
+    try:
+        serve(server, http=args.http)
+    except KeyboardInterrupt:  # Ctrl-C: one line, as `agentlab serve` says it
+        print("\nMCP server stopped.", file=sys.stderr if args.http is None else sys.stdout, flush=True)
 
 
 def exit_at_once() -> None:

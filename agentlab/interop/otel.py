@@ -35,13 +35,13 @@ require("opentelemetry.sdk", "trace")
 require("opentelemetry.exporter.otlp.proto.http", "trace")
 
 from opentelemetry import trace as otel  # noqa: E402
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
 from opentelemetry.sdk.resources import Resource  # noqa: E402
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter  # noqa: E402
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter  # noqa: E402
 from opentelemetry.trace import SpanKind, Status, StatusCode  # noqa: E402
 
 from agentlab.agents import Agent  # noqa: E402
+from agentlab.interop.otel_send import Sender  # noqa: E402
 from agentlab.llm.usage import PRICES, cost  # noqa: E402
 from agentlab.trace import Run  # noqa: E402
 
@@ -64,19 +64,20 @@ def export_runs(
     trace ids (hex). `audits[i]` is run i's `AuditLog` (or None); `start` the epoch seconds its
     clock's zero is placed at (default: now). `project` names the Phoenix project."""
     runs = list(runs)
-    exporter = exporter or OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    sender = Sender(exporter, endpoint, timeout)
     resource = Resource.create({"service.name": service, "openinference.project.name": project})
     provider = TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=1 << 16))
+    provider.add_span_processor(BatchSpanProcessor(sender, max_queue_size=1 << 16))
     tracer = provider.get_tracer("agentlab.interop.otel")
     t0 = time.time() if start is None else start
     audits = list(audits) if audits is not None else [None] * len(runs)
     ids = [trace_run(run, tracer, audit=audit, start=t0) for run, audit in zip(runs, audits, strict=True)]
     try:
         if not provider.force_flush(timeout_millis=int(timeout * 1000)):
-            raise TimeoutError(f"the spans did not reach {endpoint} within {timeout:g} s")
+            raise TimeoutError(f"the spans did not reach {sender.where} within {timeout:g} s")
     finally:
         provider.shutdown()
+    sender.check()
     return ids
 
 
@@ -246,9 +247,10 @@ class LiveTrace:
                  exporter: SpanExporter | None = None, service: str = "agentlab", project: str = "agentlab",
                  timeout: float = 10.0):
         resource = Resource.create({"service.name": service, "openinference.project.name": project})
-        self.provider = TracerProvider(resource=resource)
-        exporter = exporter or OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
-        self.provider.add_span_processor(SimpleSpanProcessor(exporter))  # each span leaves when it ends
+        self.provider, self.timeout = TracerProvider(resource=resource), timeout
+        self.sender = Sender(exporter, endpoint, timeout)  # on a thread of its own, never the step's:
+        self.sending = BatchSpanProcessor(self.sender, schedule_delay_millis=50)  # a span leaves when it ends
+        self.provider.add_span_processor(self.sending)
         self.tracer = self.provider.get_tracer("agentlab.interop.otel")
         self.start = time.time()
         attributes = {"gen_ai.operation.name": "invoke_workflow", "openinference.span.kind": "CHAIN",
@@ -313,7 +315,9 @@ class LiveTrace:
         if run.status != "done":
             self.root.set_status(Status(StatusCode.ERROR, run.reason or run.status))
         self.root.end()
+        self.sending.force_flush(timeout_millis=int(self.timeout * 1000))  # what is left, within the limit
         self.provider.shutdown()
+        self.sender.check()
         return format(self.root.get_span_context().trace_id, "032x")
 
 
@@ -338,3 +342,4 @@ def _entry(entry: Any) -> dict[str, Any]:
 
 def _ns(seconds: float) -> int:
     return int(round(seconds * 1e9))
+
