@@ -457,7 +457,7 @@ def test_in_a_kit_without_them_every_forbidden_helper_only_raises_its_refusal(tm
 
     (tmp_path / "work").mkdir()
     kit = kit_without(FORBIDDEN, sandbox.kit_folder(), tmp_path)
-    argv = sandbox.command([sys.executable, "-c", ABSENT], tmp_path / "work", [], kit)
+    argv = sandbox.command([sys.executable, "-c", ABSENT], tmp_path / "work", [], kit=kit)
     said = json.loads(subprocess.run(argv, capture_output=True, text=True, timeout=120).stdout)
     assert said.pop("Plan.topological_order") == ["a", "b"]
     for helper, refusal in said.items():

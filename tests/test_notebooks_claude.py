@@ -143,7 +143,7 @@ def test_no_module_of_the_kit_reaches_the_backend_but_the_command_line():
         )
 
     reaching = {str(p.relative_to(KIT)) for p in (KIT / "agentlab").rglob("*.py") if calls_the_backend(p)}
-    assert reaching == {"agentlab/llm/backend.py", "agentlab/course/cli.py"}
+    assert reaching == {"agentlab/llm/backend.py", "agentlab/course/cli.py", "agentlab/course/doctor.py"}
 
 
 # --- notebook 10's cluster cells, with model calls on the workers --------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from agentlab.course.checks import Case, is_stub, time_limit
 from agentlab.course.hidden import grading
 from agentlab.plan import Plan, PlanError
+from agentlab.prompts import RESULT_TO_REPORT
 
 _ROLES = ("researcher", "analyst", "writer")
 _STEPS = [
@@ -13,7 +14,7 @@ _STEPS = [
     {
         "id": "s2",
         "role": "writer",
-        "instruction": "Report it. The result to report is $s1.",
+        "instruction": f"Report it. {RESULT_TO_REPORT} $s1.",
         "depends_on": ["s1"],
     },
 ]
