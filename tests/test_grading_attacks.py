@@ -267,6 +267,25 @@ def test_a_function_that_ends_its_kernel_costs_only_its_own_exercise(tmp_path):
     assert notebook["broken"].startswith("the kernel died in cell ")
 
 
+def test_a_learners_own_oserror_is_their_answer_not_a_dead_kernel(tmp_path):
+    """A `longest_chain` that raises FileNotFoundError (it opens a file that is not there): an error of
+    the learner's code, reported as such; the kernel lives on (the grader took any OSError for a
+    broken pipe and said "your function ended the kernel")."""
+    sandbox.bwrap()
+    missing = "def longest_chain(plan, durations):\n    return open('no-such-file').read()"
+    cells = [missing if c.startswith("def longest_chain(") else c for c in solution_cells()]
+    cells = [c for c in cells if "check(\"02.critical-path\"" not in c]  # its own check cell would fail
+    path = write(tmp_path / "fy" / NAME_02, *cells)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["course", "grade", str(path), "--timeout", "20", "--results", "-", "--json", "-"])
+    (notebook,) = json.loads(out.getvalue())["notebooks"]
+    results = {r["exercise"]: (r["status"], r["detail"]) for r in notebook["results"]}
+    status, detail = results["02.critical-path"]
+    assert status == "failed" and "raised FileNotFoundError" in detail and "ended the kernel" not in detail
+    assert results["02.makespan"][0] == results["02.longest-first"][0] == "passed"
+
+
 def test_a_grading_child_that_dies_leaves_a_not_graded_line_per_exercise_and_nothing_behind(tmp_path):
     import multiprocessing
     import threading

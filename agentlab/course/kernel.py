@@ -139,6 +139,9 @@ def main(argv: list[str]) -> int:
             message = kernel.next_message()
         except wire.WireError:
             return 0
+        except wire.CodecError as error:  # a whole frame this kit cannot read: the learner changed it
+            kernel.post(("raise", RuntimeError(f"your kernel could not read the grader's request ({error})")))
+            continue
         kernel.serve(message)
 
 

@@ -249,13 +249,13 @@ class Session:
             self.refused = f"your notebook sent what is not a message the grader reads ({error})"
             self.close()
             raise RuntimeError(self.refused) from None
-        except (wire.WireError, OSError) as error:
+        except BaseException as error:
+            if not self.peer.broken:  # the learner's own exception, an OSError too: the conversation goes on
+                raise
             self.close()
-            raise RuntimeError(f"your function ended the kernel ({str(error)[:200]})") from None
-        except BaseException:  # the learner's exception (the conversation goes on), or a time limit
-            if self.peer.broken:
-                self.close()
-            raise
+            if isinstance(error, (wire.WireError, OSError)):  # the pipe, not the learner's code
+                raise RuntimeError(f"your function ended the kernel ({str(error)[:200]})") from None
+            raise  # a time limit
 
 
 def _texts(value: Any, size: int | None = None) -> bool:
