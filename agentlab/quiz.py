@@ -12,8 +12,9 @@ In JupyterLab the quiz is a small widget (click a choice, then Check; the verdic
 a right answer, "try again" after a wrong one). Anywhere else, in a terminal and under nbval, it is
 the same content as text, the same every time. A letter is understood in any case, with or without
 its quotes: in IPython, `quiz("02.makespan-floor", b)` is read as `quiz("02.makespan-floor", "b")`
-(an input transformer this module installs when imported), not a NameError. Ungraded: the course's
-graded work is in `exercises/`.
+(an input transformer this module installs when imported), not a NameError. A Check in the widget
+also updates the cell's stored text to the verdict, so the saved notebook shows what was answered
+(`agentlab progress` reads it). Ungraded: the course's graded work is in `exercises/`.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def quiz(quiz_id: str, answer: str | None = None) -> None:
     if shell is not None and getattr(shell, "kernel", None) is not None:  # a Jupyter kernel: the widget
         from IPython.display import display
 
-        display(card)
+        card.handle = display(card, display_id=True)
     else:
         print(card.text())
 
@@ -112,6 +113,7 @@ class QuizCard:
     def __init__(self, q: Question, answer: str | None = None):
         self.question = q
         self.answer = answer
+        self.handle: Any = None  # where Jupyter shows the card: a Check updates its stored text there too
         self._widget: Any = None
 
     def text(self) -> str:
@@ -161,6 +163,10 @@ class QuizCard:
         picked = letter if letter is not None else self.choices.value
         line = "Pick a choice first." if picked is None else verdict(self.question, picked)
         self.result.value = html.escape(line)
+        if picked is not None and self.handle is not None:
+            # the notebook keeps the verdict in the cell's text, as a typed answer would, for `progress`
+            self.answer = picked
+            self.handle.update(self)
 
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)

@@ -173,3 +173,16 @@ def test_each_lesson_asks_its_bank_quiz_unanswered_and_stores_the_question(lesso
 
 def question_ids():
     return {q.id[:2]: q.id[3:] for q in BANK}
+
+
+def test_a_check_in_jupyter_updates_the_cells_text_so_the_saved_notebook_shows_the_verdict():
+    class Handle:  # what IPython's display(..., display_id=True) returns
+        def update(self, card):
+            self.shown = card._repr_mimebundle_()["text/plain"]
+
+    card = QuizCard(CROSSOVER)
+    card.handle = Handle()
+    card.widget.children  # noqa: B018 (built as Jupyter would display it)
+    card.choices.value = right_letter(CROSSOVER)
+    card.check.click()
+    assert card.handle.shown.splitlines()[-1].startswith(f"✓ ({right_letter(CROSSOVER)}) is right")
