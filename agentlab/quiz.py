@@ -53,9 +53,11 @@ class Question:
     why: str
 
     def is_right(self, letter: str) -> bool:
+        """Whether `letter` ("b", "B", "(b)") is the right choice: its salted hash is the key."""
         return _digest(self.id, letter) == self.key
 
     def explanation(self) -> str:
+        """The why, decoded: shown only after a right answer."""
         return zlib.decompress(base64.b64decode(self.why)).decode("utf-8")
 
 
@@ -69,7 +71,7 @@ class QuizError(LookupError):
 def question(quiz_id: str) -> Question:
     """The bank's question `quiz_id` ("02.makespan-floor"); a QuizError naming the lesson's quizzes if
     there is none."""
-    from agentlab.quiz_bank import BANK
+    from agentlab.quiz_bank import BANK  # here, not at the top: the bank imports Question from this module
 
     found = next((q for q in BANK if q.id == quiz_id), None)
     if found is None:
