@@ -153,6 +153,8 @@ class QuizCard:
         self.result = widgets.HTML()
         self.check.on_click(lambda _button: self._check())
         self.choices.observe(lambda _change: setattr(self.result, "value", ""), names="value")
+        for part, name in ((self.choices, "choices"), (self.check, "check"), (self.result, "result")):
+            part.add_class(f"agentlab-quiz-{name}")  # what a browser test finds them by
         ask = widgets.HTML(f"<b>Your turn.</b> {html.escape(q.ask)}")
         self._widget = widgets.VBox([ask, self.choices, widgets.HBox([self.check, self.result])])
         if self.answer is not None:
