@@ -46,6 +46,7 @@ LOCAL = urllib.request.build_opener(
 )  # talk to 127.0.0.1 directly, whatever proxy is set
 
 EDITOR_CELL = "from agentlab.widgets import PlanEditor\n\neditor = PlanEditor(workers=2)\neditor"
+QUIZ_CELL = 'from agentlab.quiz import quiz\n\nquiz("06.crossover")'
 KIT = Path(__file__).resolve().parents[1]
 EXERCISE = KIT / "exercises" / "06_error_propagation.ipynb"
 STUBS = KIT / "exercises" / "01_stub_planner_and_executors.ipynb"  # its answers were once in its check cells
@@ -85,6 +86,7 @@ def lab_server(tmp_path_factory):
     root = tmp_path / "root"
     root.mkdir()
     write_notebook(root / "editor.ipynb", EDITOR_CELL)
+    write_notebook(root / "quiz.ipynb", QUIZ_CELL)
     for notebook in (EXERCISE, STUBS, LESSON):
         shutil.copy(notebook, root / notebook.name)  # as a learner gets it from the kit
     settings = tmp_path / "user-settings"
@@ -323,6 +325,32 @@ def test_the_editor_runs_in_jupyterlab_and_a_browser_edit_changes_the_result(lab
     expect(timeline).to_be_visible()
     assert status.inner_text() != first
     expect(lab.locator(".jp-OutputArea-output[data-mime-type$='stderr']")).to_have_count(0)
+
+
+def test_a_quiz_is_answered_with_clicks_says_try_again_then_why_and_the_saved_cell_keeps_it(lab, lab_server):
+    from playwright.sync_api import expect
+
+    from agentlab.quiz import question
+
+    crossover = question("06.crossover")
+    right = next(letter for letter in crossover.choices if crossover.is_right(letter))
+    wrong = next(letter for letter in crossover.choices if letter != right)
+    open_notebook(lab, "quiz.ipynb")
+    lab.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    choices, result = lab.locator(".agentlab-quiz-choices"), lab.locator(".agentlab-quiz-result")
+    choices.get_by_text(f"({wrong}) {crossover.choices[wrong]}").click()
+    lab.locator(".agentlab-quiz-check").click()
+    expect(result).to_contain_text(f"✗ not ({wrong}): think again")
+    choices.get_by_text(f"({right}) {crossover.choices[right]}").click()
+    expect(result).to_have_text("")  # a new choice clears the old verdict
+    lab.locator(".agentlab-quiz-check").click()
+    expect(result).to_contain_text(f"✓ ({right}) is right: {crossover.explanation()[:20]}")
+    cell = "window.jupyterapp.shell.currentWidget.content.model.cells.get(0)"
+    stored = f"{cell}.outputs.get(0).data['text/plain']"
+    lab.wait_for_function(f"({stored}).includes('✓')")  # the kernel's update of the cell's text arrives
+    settle(lab, "async () => { await window.jupyterapp.commands.execute('docmanager:save'); }")
+    saved = json.loads((lab_server[1] / "quiz.ipynb").read_text())["cells"][0]["outputs"]
+    assert f"✓ ({right}) is right" in "".join(saved[0]["data"]["text/plain"])  # what `progress` reads
 
 
 def test_a_learner_runs_an_exercise_top_to_bottom_then_solves_one_and_sees_it_pass(lab):

@@ -254,6 +254,18 @@ def export_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def progress(args: argparse.Namespace) -> int:
+    """`agentlab progress`: the learner's quizzes and checks, read from their saved notebooks."""
+    from agentlab.progress import course_root, items, report
+
+    try:
+        print(report(items(course_root(args.root))))
+    except FileNotFoundError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The `agentlab` command line: its commands and their options."""
     parser = argparse.ArgumentParser(prog="agentlab", description=__doc__)
@@ -287,6 +299,8 @@ def parser() -> argparse.ArgumentParser:
         "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"
     )
     sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
+    mine = commands.add_parser("progress", help="what you have done in the course, and what is next")
+    mine.add_argument("--root", help="the course folder (default: the one around this folder)")
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
@@ -338,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
         return course_command(args)
     if args.command == "serve":
         return serve(args)
+    if args.command == "progress":
+        return progress(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 
