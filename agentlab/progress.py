@@ -17,9 +17,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agentlab.course.checks import FORM_RIGHT
+
 DONE, TRIED, TO_DO = "done", "tried", "to do"
 KINDS = ("quiz", "lesson cell", "exercise")  # in the order a lesson's line lists them
-PASSED = re.compile(r"^(All \d+ checks passed\.|The check passed\.)$", re.M)
+# what a check prints when the answer passes (a multiple choice: when its form is right, all a check can see)
+PASSED = re.compile(rf"^(All \d+ checks passed\.|The check passed\.|{re.escape(FORM_RIGHT)})$", re.M)
 CHECK_CALL = re.compile(r"""^\s*check\(\s*["']([\w.-]+)["']""", re.M)
 QUIZ_CALL = re.compile(r"""^quiz\(\s*["']([\w.-]+)["']""")
 

@@ -72,6 +72,7 @@ MOVED = {
 # Multiple choice whose key is the grader's alone (agentlab/course/hidden/): the learner's check can
 # only look at the form of the answer, so its verdict says that, never "passed".
 FORM_ONLY = frozenset({"01.concerns", "01.when-hierarchy", "07.shapes"})
+FORM_RIGHT = "The form is right; your instructor's grader marks the choices."  # what such a check says
 STUB_MESSAGE = "Exercise: write this part, then run the cell again."  # what an exercise's stub raises
 LOG_VARIABLE = "AGENTLAB_CHECK_LOG"
 
@@ -205,7 +206,7 @@ def check(exercise_id: str, answer: Any) -> None:
         raise CheckFailed(f"{failed} of {passed + failed} checks failed. Hint: {ex.hint}")
     _record(ex.id, "end", status="passed", passed=passed, failed=0, detail="")
     if ex.id in FORM_ONLY:  # it looked at the form alone: saying "passed" would be a claim it cannot make
-        print("The form is right; your instructor's grader marks the choices.")
+        print(FORM_RIGHT)
     else:
         print(f"All {passed} checks passed." if passed > 1 else "The check passed.")
 
