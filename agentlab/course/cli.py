@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agentlab import world
 from agentlab.agents import world_team
+from agentlab.gateway import cli as gateway_cli
 from agentlab.llm import choose_backend, describe_backend, make_llm, usage_report
 from agentlab.planners import LLMPlanner
 from agentlab.run import orchestrate
@@ -283,6 +284,7 @@ def parser() -> argparse.ArgumentParser:
         "--pace", type=float, default=0.0, help="real seconds per modelled second (default 0: answer at once)"
     )
     sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
+    gateway_cli.add_parser(commands)
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
@@ -320,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
         return course_command(args)
     if args.command == "serve":
         return serve(args)
+    if args.command == "gateway":
+        return gateway_cli.main(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 

@@ -1,0 +1,179 @@
+"""`agentlab gateway ...`: the instructor's commands (serve, learner add/revoke/rotate/list, report).
+
+`add_parser(commands)` adds the `gateway` command to the kit's `agentlab` parser and `main(args)`
+runs it, so the kit's CLI needs two lines for the whole gateway. Every command takes `--db` (the
+class's SQLite file, default class.db); errors are one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import signal
+import sys
+
+DEFAULT_DB = "class.db"
+KEY_VARIABLE = "ANTHROPIC_API_KEY"  # where `serve` reads the instructor's key
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    """The `gateway` command and its subcommands, under the kit's `agentlab` parser."""
+    gateway = commands.add_parser(
+        "gateway", help="run a class on a real model: a token and a budget per learner"
+    )
+    actions = gateway.add_subparsers(dest="gateway_action", required=True)
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument("--db", default=DEFAULT_DB, help=f"the class's SQLite file (default {DEFAULT_DB})")
+
+    serve = actions.add_parser("serve", parents=[db], help="serve learners until Ctrl-C")
+    serve.add_argument(
+        "--upstream", default=None, help="the Messages API to forward to (default Anthropic's)"
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (0.0.0.0: the whole network)"
+    )
+    serve.add_argument("--port", type=int, default=8766, help="port (default 8766; 0: any free one)")
+    serve.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds to wait for the upstream (default 600)"
+    )
+    serve.add_argument("--log", action="store_true", help="print one line per request (names, never tokens)")
+
+    learner = actions.add_parser("learner", help="add, revoke, rotate or list learners")
+    verbs = learner.add_subparsers(dest="learner_action", required=True)
+    add = verbs.add_parser("add", parents=[db], help="register a learner and print the lines they export")
+    add.add_argument("name")
+    add.add_argument("--dollars", required=True, help="budget per UTC day, like 2/day (or none)")
+    add.add_argument("--max-tokens", type=int, default=None, help="cap on a request's max_tokens")
+    add.add_argument("--models", default=None, help="allowed models, comma-separated (default any)")
+    add.add_argument(
+        "--url", default="http://127.0.0.1:8766", help="the gateway's address as learners reach it"
+    )
+    for verb, said in (
+        ("revoke", "stop a learner's token at once"),
+        ("rotate", "give a learner a new token"),
+    ):
+        one = verbs.add_parser(verb, parents=[db], help=said)
+        one.add_argument("name")
+        if verb == "rotate":
+            one.add_argument("--url", default="http://127.0.0.1:8766", help="the gateway's address")
+    verbs.add_parser("list", parents=[db], help="learners, their limits, and whether revoked")
+
+    report = actions.add_parser(
+        "report", parents=[db], help="CSV per learner and model: calls, tokens, dollars"
+    )
+    report.add_argument("--out", default="-", help="file to write (default '-': stdout)")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run `agentlab gateway ...` (as parsed by the parser `add_parser` extended)."""
+    from agentlab.gateway.store import Ledger
+
+    action = args.gateway_action if args.gateway_action != "learner" else args.learner_action
+    try:
+        if action == "serve":
+            return serve(args)
+        ledger = Ledger(args.db)
+        try:
+            return {"add": add, "revoke": revoke, "rotate": rotate, "list": listing, "report": report}[
+                action
+            ](ledger, args)
+        finally:
+            ledger.close()
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def exports(url: str, token: str) -> str:
+    """The two lines a learner runs (or puts in their notebook's environment)."""
+    return f"export ANTHROPIC_BASE_URL={url}\nexport ANTHROPIC_API_KEY={token}"
+
+
+def add(ledger, args: argparse.Namespace) -> int:
+    from agentlab.gateway.limits import parse_dollars, parse_models
+
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise ValueError(f"--max-tokens must be a whole number >= 1, got {args.max_tokens}")
+    token = ledger.add_learner(
+        args.name, parse_dollars(args.dollars), args.max_tokens, parse_models(args.models)
+    )
+    print(exports(args.url, token))
+    return 0
+
+
+def revoke(ledger, args: argparse.Namespace) -> int:
+    ledger.revoke(args.name)
+    print(f"revoked {args.name}: their token stops working at their next request")
+    return 0
+
+
+def rotate(ledger, args: argparse.Namespace) -> int:
+    print(exports(args.url, ledger.rotate(args.name)))
+    return 0
+
+
+def listing(ledger, args: argparse.Namespace) -> int:
+    rows = ledger.learners()
+    print(f"{'learner':<20}{'dollars/day':>12}{'max_tokens':>12}  {'models':<30}status")
+    for one in rows:
+        dollars = "none" if one.dollars_per_day is None else f"{one.dollars_per_day:.2f}"
+        cap = "none" if one.max_tokens is None else str(one.max_tokens)
+        status = "revoked" if one.revoked else "active"
+        print(f"{one.name:<20}{dollars:>12}{cap:>12}  {','.join(one.models) or 'any':<30}{status}")
+    print(f"{len(rows)} learner(s) in {ledger.path}")
+    return 0
+
+
+def report(ledger, args: argparse.Namespace) -> int:
+    from agentlab.gateway.store import REPORT_FIELDS
+
+    rows = ledger.report()
+    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
+    try:
+        writer = csv.DictWriter(out, REPORT_FIELDS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def serve(args: argparse.Namespace) -> int:
+    from agentlab.gateway.server import GatewayServer
+    from agentlab.gateway.store import Ledger
+    from agentlab.gateway.upstream import DEFAULT_URL, Upstream
+
+    key = os.environ.get(KEY_VARIABLE, "")
+    url = args.upstream or DEFAULT_URL
+    if not key and args.upstream is None:
+        raise ValueError(
+            f"set {KEY_VARIABLE} to your key in the gateway's environment (or give --upstream URL)"
+        )
+    if not 0 < args.timeout <= 86_400:
+        raise ValueError(f"--timeout must be between 0 and 86400 seconds, got {args.timeout:g}")
+    upstream = Upstream(url, key, args.timeout)
+    ledger = Ledger(args.db)
+    log = (lambda line: print(line, flush=True)) if args.log else None
+    try:
+        server = GatewayServer(ledger, upstream, args.port, args.host, log)
+    except OSError as e:
+        ledger.close()
+        raise ValueError(
+            f"cannot listen on {args.host}:{args.port}: {e.strerror or e} (--port 0: any free port)"
+        ) from None
+    with_key = f"with the key from ${KEY_VARIABLE}" if key else "with no key"
+    print(f"agentlab gateway at {server.url}, forwarding to {url} {with_key}; ledger {args.db}")
+    print(
+        "Add learners with `agentlab gateway learner add NAME --dollars 2/day`. Ctrl-C stops it.", flush=True
+    )
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job starts with SIGINT ignored
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        print("\nStopped; every answered call is in the ledger.")
+    finally:
+        server.stop()
+        ledger.close()
+    return 0
