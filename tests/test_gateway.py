@@ -390,3 +390,49 @@ def test_serve_without_a_key_for_anthropics_api_says_what_to_set(tmp_path, capsy
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     assert main(["gateway", "serve", "--db", str(tmp_path / "c.db")]) == 2
     assert "set ANTHROPIC_API_KEY" in capsys.readouterr().err
+
+
+def test_requests_per_minute_and_at_once_are_limited_and_a_slot_frees_when_its_call_ends(gateway, ledger):
+    token = ledger.add_learner("ada", 2.0, per_minute=3, concurrent=1)
+    client = learner(gateway, token)
+    slow = threading.Thread(
+        target=lambda: client.messages.create(**HELLO, extra_headers={"x-agentlab-fault": "slow:0.5"})
+    )
+    slow.start()
+    deadline = time.monotonic() + 5
+    while gateway.gate.running(ledger.find(token)) == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    with pytest.raises(anthropic.RateLimitError, match="too many requests at once: 1 request"):
+        client.messages.create(**HELLO)
+    slow.join(timeout=5)
+    with client.messages.stream(**HELLO) as stream:  # a stream holds its slot until it ends
+        stream.get_final_message()
+    client.messages.create(**HELLO)  # the third this minute
+    with pytest.raises(anthropic.RateLimitError, match="3 requests per minute, 0 left; the next in") as e:
+        client.messages.create(**HELLO)
+    assert 0 < int(e.value.response.headers["retry-after"]) <= 60
+    assert "x-should-retry" not in e.value.response.headers  # the SDK may wait and retry this one
+    assert gateway.gate.running(ledger.find(token)) == 0 and rows(ledger)["ada"]["refusals"] == 2
+
+
+def test_an_upstream_429_passes_through_a_slow_one_is_a_504_and_neither_is_charged(ledger, upstream):
+    token = ledger.add_learner("ada", dollars_per_day=2.0)
+    with GatewayServer(ledger, Upstream(upstream.url, KEY, timeout=0.3)) as gateway:
+        with pytest.raises(anthropic.RateLimitError, match="a fault injected by agentlab serve"):
+            learner(gateway, token).messages.create(**HELLO, extra_headers={"x-agentlab-fault": "429:0"})
+        with pytest.raises(anthropic.APIStatusError, match="did not answer within 0.3 s") as e:
+            learner(gateway, token).messages.create(**HELLO, extra_headers={"x-agentlab-fault": "slow:1"})
+        assert e.value.status_code == 504
+        assert learner(gateway, token).messages.create(**HELLO).content  # and the next call goes through
+    row = rows(ledger)["ada"]
+    assert (row["calls"], row["upstream_failures"]) == (1, 2)
+
+
+def test_count_tokens_is_passed_through_free_and_an_unknown_endpoint_is_a_404(gateway, ledger, upstream):
+    token = ledger.add_learner("ada", dollars_per_day=2.0)
+    body = json.dumps({"model": "claude-haiku-5-5", "messages": HELLO["messages"]}).encode()
+    status, said = post(gateway.url + "/v1/messages/count_tokens", body, token)
+    assert status == 404 and "agentlab serve" in said["error"]["message"]  # the upstream's own answer
+    assert upstream.counts["requests"] == 1 and ledger.report() == []
+    status, said = post(gateway.url + "/v1/complete", body, token)
+    assert status == 404 and "POST /v1/messages" in said["error"]["message"]

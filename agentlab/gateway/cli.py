@@ -46,6 +46,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--dollars", required=True, help="budget per UTC day, like 2/day (or none)")
     add.add_argument("--max-tokens", type=int, default=None, help="cap on a request's max_tokens")
     add.add_argument("--models", default=None, help="allowed models, comma-separated (default any)")
+    add.add_argument("--per-minute", type=int, default=None, help="requests per minute (default no limit)")
+    add.add_argument("--concurrent", type=int, default=None, help="requests at once (default no limit)")
     add.add_argument(
         "--url", default="http://127.0.0.1:8766", help="the gateway's address as learners reach it"
     )
@@ -115,12 +117,16 @@ def rotate(ledger, args: argparse.Namespace) -> int:
 
 def listing(ledger, args: argparse.Namespace) -> int:
     rows = ledger.learners()
-    print(f"{'learner':<20}{'dollars/day':>12}{'max_tokens':>12}  {'models':<30}status")
+    titles = f"{'dollars/day':>12}{'max_tokens':>11}{'per min':>8}{'at once':>8}"
+    print(f"{'learner':<20}{titles}  {'models':<30}status")
     for one in rows:
         dollars = "none" if one.dollars_per_day is None else f"{one.dollars_per_day:.2f}"
-        cap = "none" if one.max_tokens is None else str(one.max_tokens)
+        cap, rate, once = (
+            "none" if n is None else str(n) for n in (one.max_tokens, one.per_minute, one.concurrent)
+        )
         status = "revoked" if one.revoked else "active"
-        print(f"{one.name:<20}{dollars:>12}{cap:>12}  {','.join(one.models) or 'any':<30}{status}")
+        models = ",".join(one.models) or "any"
+        print(f"{one.name:<20}{dollars:>12}{cap:>11}{rate:>8}{once:>8}  {models:<30}{status}")
     print(f"{len(rows)} learner(s) in {ledger.path}")
     return 0
 

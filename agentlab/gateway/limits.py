@@ -9,13 +9,20 @@ SDK would otherwise retry a 429 that cannot succeed before midnight.
 
 The daily budget is checked against what the learner has already spent: the call that crosses the
 line is answered (its cost is only known afterwards), so a learner can overshoot by at most one
-call, which the `max_tokens` cap bounds.
+call (or by one call per concurrent request), which the `max_tokens` cap bounds.
+
+Requests per minute and requests at once are counted in memory by a `Gate` (a restarted gateway
+starts them afresh; the dollars are in the ledger and never do). Those refusals are 429s the SDK
+may retry: `retry-after` says when a slot frees up.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
+import time
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -31,6 +38,7 @@ class Refusal:
     kind: str
     message: str
     retry_after: float | None = None  # seconds until the limit resets
+    retry: bool = True  # False: the SDK must not retry it (it cannot succeed before retry_after)
 
 
 def parse_dollars(text: str) -> float | None:
@@ -78,8 +86,46 @@ def check(learner: Learner, body: dict[str, Any], spent_today: float, now: float
             f"daily budget reached: {learner.name} has spent ${spent_today:.4f} of ${limit:.2f}/day, "
             f"$0.00 left; it resets at 00:00 UTC (in {_duration(wait)})",
             retry_after=math.ceil(wait),
+            retry=False,
         )
     return None
+
+
+class Gate:
+    """Each learner's requests in the last minute and requests in flight, for `per_minute` and
+    `concurrent`. `enter` admits a request (or says why not); every admitted one must `leave`."""
+
+    WINDOW = 60.0  # seconds
+
+    def __init__(self, clock=time.monotonic):
+        self._clock, self._lock = clock, threading.Lock()
+        self._recent: dict[int, deque[float]] = {}
+        self._running: dict[int, int] = {}
+
+    def enter(self, learner: Learner) -> Refusal | None:
+        with self._lock:
+            now, running = self._clock(), self._running.get(learner.id, 0)
+            recent = self._recent.setdefault(learner.id, deque())
+            while recent and recent[0] <= now - self.WINDOW:
+                recent.popleft()
+            if learner.concurrent is not None and running >= learner.concurrent:
+                said = f"{learner.concurrent} request(s) at once is this class's limit; {running} under way"
+                return Refusal(429, "rate_limit_error", f"too many requests at once: {said}", retry_after=1)
+            if learner.per_minute is not None and len(recent) >= learner.per_minute:
+                wait = math.ceil(recent[0] + self.WINDOW - now)
+                said = f"{learner.per_minute} requests per minute, 0 left; the next in {wait} s"
+                return Refusal(429, "rate_limit_error", f"rate limit reached: {said}", retry_after=wait)
+            recent.append(now)
+            self._running[learner.id] = running + 1
+            return None
+
+    def leave(self, learner: Learner) -> None:
+        with self._lock:
+            self._running[learner.id] = max(0, self._running.get(learner.id, 0) - 1)
+
+    def running(self, learner: Learner) -> int:
+        with self._lock:
+            return self._running.get(learner.id, 0)
 
 
 def _duration(seconds: float) -> str:

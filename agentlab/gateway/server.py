@@ -20,10 +20,11 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentlab.gateway import limits
+from agentlab.gateway.relay import Relay
 from agentlab.gateway.store import Call, Learner, Ledger, utc_day
 from agentlab.gateway.upstream import Answer, Upstream, UpstreamError, read_error
 from agentlab.llm import request
@@ -56,7 +57,7 @@ class GatewayServer(ReplyServer):
         log: Callable[[str], None] | None = None,
     ):
         self.ledger, self.upstream, self.host, self.log = ledger, upstream, host, log
-        self._numbers = itertools.count(1)
+        self._numbers, self.gate = itertools.count(1), limits.Gate()
         super().__init__(port)
 
     def server_bind(self) -> None:
@@ -99,83 +100,80 @@ class GatewayServer(ReplyServer):
         try:
             body = json.loads(raw)
         except (ValueError, RecursionError) as e:
-            return "-", self._refuse(
-                learner,
-                "-",
-                limits.Refusal(400, "invalid_request_error", f"the body is not JSON: {e!s:.100}"),
-            )
-        checked = (
-            {"max_tokens": 1, **body} if counting and isinstance(body, dict) else body
-        )  # count_tokens has none
+            said = f"the body is not JSON: {e!s:.100}"
+            return "-", self._refuse(learner, "-", limits.Refusal(400, "invalid_request_error", said))
+        checked = {"max_tokens": 1, **body} if counting and isinstance(body, dict) else body  # it has none
         if said := request.problem(checked):
-            model = (
-                body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else "-"
-            )
+            named = body.get("model") if isinstance(body, dict) else None
+            model = named if isinstance(named, str) else "-"
             return model, self._refuse(learner, model, limits.Refusal(400, "invalid_request_error", said))
         model, now = body["model"], time.time()
-        if not counting:  # counting tokens is free: only a revoked token stops it
-            spent = self.ledger.spent(learner.id, utc_day(now))
-            if refusal := limits.check(learner, body, spent, now):
-                return model, self._refuse(learner, model, refusal)
+        if counting:  # counting tokens is free: only a revoked token stops it
+            return model, self._count(route, learner, raw, headers)
+        spent = self.ledger.spent(learner.id, utc_day(now))
+        if refusal := limits.check(learner, body, spent, now) or self.gate.enter(learner):
+            return model, self._refuse(learner, model, refusal)
+        streaming = False
+        try:
+            reply = self._forward(route, learner, model, raw, headers, bool(body.get("stream")))
+            streaming = isinstance(reply.stream, Relay)
+            return model, reply
+        finally:
+            if not streaming:  # a stream's slot is freed when the stream ends
+                self.gate.leave(learner)
+
+    def _forward(
+        self, route: str, learner: Learner, model: str, raw: bytes, headers: Mapping[str, str], stream: bool
+    ) -> Reply:
+        """Send an admitted request on; the reply to pass back (billed), or a 502/504 (not)."""
         try:
             answer = self.upstream.send("POST", route, raw, headers)
         except UpstreamError as e:
-            return model, self._failed(learner, model, e.status, str(e), record=not counting)
-        if counting:
-            return model, self._passed(answer, learner, model, record=False)
-        if (
-            answer.status == 200
-            and body.get("stream")
-            and answer.content_type.startswith("text/event-stream")
-        ):
-            return model, Reply(
-                200,
-                b"",
-                f"200 stream for {learner.name}",
-                "text/event-stream",
-                _request_id(answer),
-                self._stream(answer, learner, model),
-            )  # type: ignore[arg-type]  # an iterator
+            return self._failed(learner, model, e.status, str(e))
+        if answer.status == 200 and stream and answer.content_type.startswith("text/event-stream"):
+            relay = Relay(
+                answer,
+                model,
+                lambda usage, named, whole: self._streamed(learner, answer, usage, named, whole),
+            )
+            note = f"200 stream for {learner.name}"
+            return Reply(200, b"", note, "text/event-stream", _request_id(answer), relay)  # type: ignore[arg-type]
         if answer.status != 200:
-            return model, self._passed(answer, learner, model, record=True)
+            return self._passed(answer, learner, model, record=True)
         try:
             data = answer.read()
         except OSError as e:
-            return model, self._failed(learner, model, read_error(e).status, str(read_error(e)))
+            return self._failed(learner, model, read_error(e).status, str(read_error(e)))
         self.upstream.finished(answer, whole=True)
         usage, named = message_usage(data)
         if usage is None:
             what = answer.content_type or "no content type"
             said = f"the upstream answered 200 with something that is not a Messages API reply ({what})"
-            return model, self._failed(learner, model, 502, said)
+            return self._failed(learner, model, 502, said)
         note = self._bill(learner, named or model, usage, 200)
-        return model, Reply(200, data, note, headers=_request_id(answer))
+        return Reply(200, data, note, headers=_request_id(answer))
 
-    def _stream(self, answer: Answer, learner: Learner, model: str) -> Iterator[tuple[float, bytes]]:
-        """A stream's events as they arrive, each sent at once; billed from the usage they
-        reported when it ends (or breaks off, or the learner hangs up)."""
-        seen: dict[str, Any] = {}
-        named, whole, event = model, False, b""
+    def _count(self, route: str, learner: Learner, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        """count_tokens: passed through, free, not recorded."""
         try:
-            for line in answer.chunks():
-                event += line
-                if line.strip():
-                    continue
-                named = _read_event(event, seen) or named
-                whole |= b"message_stop" in event
-                yield 0.0, event
-                event = b""
-            if event:
-                yield 0.0, event
-        except OSError:
-            pass  # the upstream broke off: the learner's SDK sees the stream end early
-        finally:
+            answer = self.upstream.send("POST", route, raw, headers)
+        except UpstreamError as e:
+            return self._failed(learner, "-", e.status, str(e), record=False)
+        return self._passed(answer, learner, "-", record=False)
+
+    def _streamed(
+        self, learner: Learner, answer: Answer, usage: dict[str, Any], model: str, whole: bool
+    ) -> None:
+        """A stream has ended: bill what its events reported, free the learner's slot."""
+        try:
             self.upstream.finished(answer, whole=whole)
-            counts = api_counts(seen)
-            if all(isinstance(c, int) and c >= 0 for c in counts) and seen:
-                self._bill(learner, named, Usage(*counts), 200, "" if whole else "stream ended early")
+            counts = api_counts(usage)
+            if usage and all(isinstance(c, int) and c >= 0 for c in counts):
+                self._bill(learner, model, Usage(*counts), 200, "" if whole else "stream ended early")
             else:
-                self._record(Call(learner.id, named, "failed", 502, note="a stream with no usage"))
+                self._record(Call(learner.id, model, "failed", 502, note="a stream that reported no usage"))
+        finally:
+            self.gate.leave(learner)
 
     def _bill(self, learner: Learner, model: str, usage: Usage, status: int, note: str = "") -> str:
         dollars, priced = price(model, usage)
@@ -206,7 +204,7 @@ class GatewayServer(ReplyServer):
     def _refuse(self, learner: Learner, model: str, refusal: limits.Refusal) -> Reply:
         self._record(Call(learner.id, model, "refused", refusal.status, note=refusal.message))
         reply = error_reply(refusal.status, refusal.kind, refusal.message, wait=refusal.retry_after)
-        if refusal.status == 429:  # the SDK retries a 429; this one cannot succeed before the reset
+        if not refusal.retry:  # the SDK retries a 429; this one cannot succeed before the reset
             return Reply(
                 reply.status, reply.body, reply.note, headers=(*reply.headers, ("x-should-retry", "false"))
             )
@@ -275,25 +273,6 @@ def message_usage(data: bytes) -> tuple[Usage | None, str]:
         return None, ""
     named = message.get("model")
     return Usage(*counts), named if isinstance(named, str) else ""
-
-
-def _read_event(event: bytes, seen: dict[str, Any]) -> str:
-    """Fold one server-sent event's usage into `seen`; the model it names, if it is message_start."""
-    for line in event.splitlines():
-        if not line.startswith(b"data:"):
-            continue
-        try:
-            data = json.loads(line[5:])
-        except (ValueError, RecursionError):
-            return ""
-        if not isinstance(data, dict):
-            return ""
-        if data.get("type") == "message_start" and isinstance(data.get("message"), dict):
-            seen.update(data["message"].get("usage") or {})
-            return data["message"].get("model") if isinstance(data["message"].get("model"), str) else ""
-        if data.get("type") == "message_delta" and isinstance(data.get("usage"), dict):
-            seen.update({k: v for k, v in data["usage"].items() if v is not None})
-    return ""
 
 
 def _request_id(answer: Answer) -> tuple[tuple[str, str], ...]:

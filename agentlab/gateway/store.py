@@ -32,6 +32,8 @@ CREATE TABLE IF NOT EXISTS learners (
     dollars_per_day REAL,
     max_tokens INTEGER,
     models TEXT NOT NULL DEFAULT '',
+    per_minute INTEGER,
+    concurrent INTEGER,
     revoked INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL
 );
@@ -78,6 +80,8 @@ class Learner:
     max_tokens: int | None  # None: no cap on a request's max_tokens
     models: tuple[str, ...]  # empty: any model
     revoked: bool
+    per_minute: int | None = None  # None: no limit on requests per minute
+    concurrent: int | None = None  # None: no limit on requests at once
 
 
 @dataclass(frozen=True)
@@ -134,17 +138,20 @@ class Ledger:
         dollars_per_day: float | None,
         max_tokens: int | None = None,
         models: tuple[str, ...] = (),
+        per_minute: int | None = None,
+        concurrent: int | None = None,
     ) -> str:
         """Register `name` with these limits; return their token (shown once, never stored)."""
         if not NAME.fullmatch(name):
             raise ValueError(f"learner name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
         token = new_token()
-        row = (name, token_hash(token), dollars_per_day, max_tokens, ",".join(models), time.time())
+        limits = (dollars_per_day, max_tokens, ",".join(models), per_minute, concurrent)
+        row = (name, token_hash(token), *limits, time.time())
         try:
             with self._lock, self._db:
                 self._db.execute(
-                    "INSERT INTO learners (name, token_hash, dollars_per_day, max_tokens, models, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO learners (name, token_hash, dollars_per_day, max_tokens, models, "
+                    "per_minute, concurrent, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
         except sqlite3.IntegrityError:
@@ -238,9 +245,10 @@ class Ledger:
         return out
 
 
-_LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked"
+_LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked, per_minute, concurrent"
 
 
 def _learner(row: tuple) -> Learner:
-    ident, name, dollars, max_tokens, models, revoked = row
-    return Learner(ident, name, dollars, max_tokens, tuple(m for m in models.split(",") if m), bool(revoked))
+    ident, name, dollars, max_tokens, models, revoked, per_minute, concurrent = row
+    allowed = tuple(m for m in models.split(",") if m)
+    return Learner(ident, name, dollars, max_tokens, allowed, bool(revoked), per_minute, concurrent)
