@@ -11,6 +11,7 @@ import io
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -436,3 +437,19 @@ def test_count_tokens_is_passed_through_free_and_an_unknown_endpoint_is_a_404(ga
     assert upstream.counts["requests"] == 1 and ledger.report() == []
     status, said = post(gateway.url + "/v1/complete", body, token)
     assert status == 404 and "POST /v1/messages" in said["error"]["message"]
+
+
+def test_a_ledger_that_cannot_be_written_is_a_500_in_one_line_and_the_gateway_keeps_serving(
+    gateway, ledger, lines, monkeypatch
+):
+    token = ledger.add_learner("ada", dollars_per_day=2.0)
+
+    def locked(*args, **kwargs):
+        raise sqlite3.OperationalError("database is locked")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(ledger, "spent", locked)
+        with pytest.raises(anthropic.InternalServerError, match=r"the gateway failed \(OperationalError\)"):
+            learner(gateway, token).messages.create(**HELLO)
+    assert "database is locked" in lines[-1]  # the detail is the instructor's, in the log
+    assert learner(gateway, token).messages.create(**HELLO).content

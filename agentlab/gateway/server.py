@@ -74,11 +74,14 @@ class GatewayServer(ReplyServer):
         """The reply to one POST: (its number, who asked for which model, the Reply)."""
         n, route = next(self._numbers), path.split("?")[0].rstrip("/")
         learner, model = None, "-"
-        if route not in ("/v1/messages", "/v1/messages/count_tokens"):
-            reply = error_reply(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
-        else:
-            learner, refused = self._caller(headers)
-            model, reply = ("-", refused) if learner is None else self._post(route, learner, raw, headers)
+        try:
+            if route not in ("/v1/messages", "/v1/messages/count_tokens"):
+                reply = error_reply(404, "not_found_error", f"no endpoint POST {path}; {ENDPOINTS}")
+            else:
+                learner, refused = self._caller(headers)
+                model, reply = ("-", refused) if learner is None else self._post(route, learner, raw, headers)
+        except Exception as e:  # a bug, or a ledger that cannot be written: one line, and keep serving
+            reply = broken(e)
         return n, f"{learner.name if learner else 'nobody'} {model}", reply
 
     def _caller(self, headers: Mapping[str, str]) -> tuple[Learner | None, Reply | None]:
@@ -222,8 +225,12 @@ class GatewayServer(ReplyServer):
 
     def models(self, path: str, headers: Mapping[str, str]) -> Reply:
         """`GET /v1/models` (and one model by id), from the upstream, for a learner with a token."""
-        learner, refused = self._caller(headers)
-        reply = refused or self._get(path, learner, headers)  # type: ignore[arg-type]  # a learner
+        learner = None
+        try:
+            learner, refused = self._caller(headers)
+            reply = refused or self._get(path, learner, headers)  # type: ignore[arg-type]  # a learner
+        except Exception as e:
+            reply = broken(e)
         if self.log:
             self.log(f"GET {path} {learner.name if learner else 'nobody'} -> {reply.note}"[:300])
         return reply
@@ -239,6 +246,14 @@ class GatewayServer(ReplyServer):
 
 
 # --- details ------------------------------------------------------------------------------------
+
+
+def broken(error: Exception) -> Reply:
+    """A 500 for a failure inside the gateway: its kind for the learner, the detail for the log."""
+    said = f"the gateway failed ({type(error).__name__}); tell your instructor"
+    return error_reply(
+        500, "api_error", said, note=f"500 the gateway failed: {type(error).__name__}: {error!s:.200}"
+    )
 
 
 def presented_token(headers: Mapping[str, str]) -> str:

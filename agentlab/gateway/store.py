@@ -1,7 +1,10 @@
 """The gateway's memory: learners and every call, in one SQLite file that a crash does not lose.
 
-One file (WAL journal, `synchronous=FULL`): a call is committed before its reply leaves, so a
-gateway killed at any moment has counted each completed call once and nothing else, and the CLI
+One file, in WAL mode: a call is committed before its reply leaves, so a gateway killed at any
+moment (Ctrl-C, SIGKILL, a crash) has counted each completed call once and nothing else. The
+commit is in the operating system's hands when it returns (`synchronous=NORMAL`); only a power
+cut or a kernel crash could lose the last few calls (never corrupt the file), and in exchange a
+commit takes 0.5 ms instead of 5 ms with an fsync each, which capped a class at ~190 calls/s. The CLI
 can add or revoke a learner while the server runs (the server reads a learner on every request,
 so a revocation takes effect at the next one). A learner's token is stored only as its SHA-256:
 the file holds nothing a learner could call with, and never the instructor's key.
@@ -120,7 +123,7 @@ class Ledger:
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=10)
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process
             self._db.executescript(SCHEMA)
         except sqlite3.DatabaseError as e:
             raise ValueError(f"{self.path}: cannot be used as the gateway's database ({e})") from None
