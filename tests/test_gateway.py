@@ -453,3 +453,27 @@ def test_a_ledger_that_cannot_be_written_is_a_500_in_one_line_and_the_gateway_ke
             learner(gateway, token).messages.create(**HELLO)
     assert "database is locked" in lines[-1]  # the detail is the instructor's, in the log
     assert learner(gateway, token).messages.create(**HELLO).content
+
+
+def test_check_models_names_each_retired_id_the_class_uses_with_the_nearest_listed_one(
+    tmp_path, capsys, monkeypatch, upstream
+):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # the upstream lists its models for the key only
+    for name in ("AGENTLAB_PLANNER_MODEL", "AGENTLAB_EXECUTOR_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    db = str(tmp_path / "class.db")
+    book = Ledger(db)
+    book.add_learner("ada", 2.0, models=("claude-haiku-5-5", "sim-small"))
+    assert main(["gateway", "check-models", "--db", db, "--upstream", upstream.url]) == 0
+    assert "3 of 3 model(s) the class uses are listed" in capsys.readouterr().out  # opus, haiku, and ada's
+    book.add_learner("bo", 2.0, models=("claude-haiku-4-1",))
+    book.close()
+    assert main(["gateway", "check-models", "--db", db, "--upstream", upstream.url]) == 1
+    said = capsys.readouterr().out
+    assert (
+        "gone: claude-haiku-4-1 is not in the upstream's model list; the nearest listed is claude-haiku-5-5"
+        in said
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
+    assert main(["gateway", "check-models", "--db", db, "--upstream", upstream.url]) == 2
+    assert "model list was not one (status 401)" in capsys.readouterr().err

@@ -7,18 +7,20 @@ Learners' notebooks run unchanged: they export two lines and the SDK goes to the
 
     export ANTHROPIC_API_KEY=sk-ant-...                  # the instructor's key, in the gateway's shell only
     agentlab gateway serve --db class.db --host 0.0.0.0 --port 8766 --log
-    agentlab gateway learner add learner-01 --dollars 2/day --max-tokens 4096 \\
-        --models claude-haiku-5-5,claude-sonnet-5-5 --url http://HOST:8766
+    agentlab gateway learner add learner-01 --dollars 2/day --max-tokens 4096 --per-minute 30 \\
+        --concurrent 4 --models claude-haiku-5-5,claude-sonnet-5-5 --url http://HOST:8766
     #   prints:  export ANTHROPIC_BASE_URL=http://HOST:8766
     #            export ANTHROPIC_API_KEY=agl-...        (that learner's token)
     agentlab gateway learner list --db class.db
     agentlab gateway learner revoke learner-01 --db class.db
     agentlab gateway learner rotate learner-01 --db class.db   # a new token; the old one stops
     agentlab gateway report --db class.db > spend.csv           # per learner and model
+    agentlab gateway check-models --db class.db                 # model ids the upstream no longer lists
 
 Any server that speaks the Messages API can be the upstream (`--upstream URL`): `agentlab serve`
 for a rehearsal offline, a local model's server, or Anthropic's API (the default).
 
 Modules, one idea each: `store` (the SQLite ledger), `limits` (a learner's limits, checked),
-`upstream` (the way out, with the key), `server` (the HTTP gateway), `cli` (the commands).
+`upstream` (the way out, with the key), `server` (the HTTP gateway), `relay` (a stream passed
+through and billed once), `models` (check-models), `cli` (the commands).
 """

@@ -61,6 +61,11 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
             one.add_argument("--url", default="http://127.0.0.1:8766", help="the gateway's address")
     verbs.add_parser("list", parents=[db], help="learners, their limits, and whether revoked")
 
+    check = actions.add_parser(
+        "check-models", parents=[db], help="name the class's model ids the upstream lost"
+    )
+    check.add_argument("--upstream", default=None, help="the Messages API to ask (default Anthropic's)")
+
     report = actions.add_parser(
         "report", parents=[db], help="CSV per learner and model: calls, tokens, dollars"
     )
@@ -75,6 +80,8 @@ def main(args: argparse.Namespace) -> int:
     try:
         if action == "serve":
             return serve(args)
+        if action == "check-models":
+            return check_models(args)
         ledger = Ledger(args.db)
         try:
             return {"add": add, "revoke": revoke, "rotate": rotate, "list": listing, "report": report}[
@@ -146,31 +153,54 @@ def report(ledger, args: argparse.Namespace) -> int:
     return 0
 
 
-def serve(args: argparse.Namespace) -> int:
-    from agentlab.gateway.server import GatewayServer
+def check_models(args: argparse.Namespace) -> int:
+    """Exit 0 if the upstream lists every model the class uses; else 1, naming each gone one."""
+    from agentlab.gateway.models import class_models, gone, listed_models
     from agentlab.gateway.store import Ledger
+
+    ledger = Ledger(args.db)
+    try:
+        configured = class_models(learner.models for learner in ledger.learners())
+    finally:
+        ledger.close()
+    missing = gone(configured, listed_models(upstream(args.upstream)))
+    for one in missing:
+        instead = f"; the nearest listed is {one.nearest}" if one.nearest else ""
+        print(f"gone: {one.model} is not in the upstream's model list{instead}")
+    print(f"{len(configured) - len(missing)} of {len(configured)} model(s) the class uses are listed")
+    return 1 if missing else 0
+
+
+def upstream(url: str | None, timeout: float = 600.0):
+    """The upstream at `url` (default Anthropic's), with the key from the environment."""
     from agentlab.gateway.upstream import DEFAULT_URL, Upstream
 
     key = os.environ.get(KEY_VARIABLE, "")
-    url = args.upstream or DEFAULT_URL
-    if not key and args.upstream is None:
+    if not key and url is None:
         raise ValueError(
             f"set {KEY_VARIABLE} to your key in the gateway's environment (or give --upstream URL)"
         )
+    return Upstream(url or DEFAULT_URL, key, timeout)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from agentlab.gateway.server import GatewayServer
+    from agentlab.gateway.store import Ledger
+
     if not 0 < args.timeout <= 86_400:
         raise ValueError(f"--timeout must be between 0 and 86400 seconds, got {args.timeout:g}")
-    upstream = Upstream(url, key, args.timeout)
+    way_out = upstream(args.upstream, args.timeout)
     ledger = Ledger(args.db)
     log = (lambda line: print(line, flush=True)) if args.log else None
     try:
-        server = GatewayServer(ledger, upstream, args.port, args.host, log)
+        server = GatewayServer(ledger, way_out, args.port, args.host, log)
     except OSError as e:
         ledger.close()
         raise ValueError(
             f"cannot listen on {args.host}:{args.port}: {e.strerror or e} (--port 0: any free port)"
         ) from None
-    with_key = f"with the key from ${KEY_VARIABLE}" if key else "with no key"
-    print(f"agentlab gateway at {server.url}, forwarding to {url} {with_key}; ledger {args.db}")
+    with_key = f"with the key from ${KEY_VARIABLE}" if way_out.key else "with no key"
+    print(f"agentlab gateway at {server.url}, forwarding to {way_out.url} {with_key}; ledger {args.db}")
     print(
         "Add learners with `agentlab gateway learner add NAME --dollars 2/day`. Ctrl-C stops it.", flush=True
     )
