@@ -23,13 +23,18 @@ from concurrent import futures
 import anthropic
 import pytest
 
+from agentlab import world
+from agentlab.agents import world_team
 from agentlab.course.cli import main
 from agentlab.gateway.server import GatewayServer
 from agentlab.gateway.store import Ledger, utc_day
 from agentlab.gateway.upstream import Upstream
+from agentlab.llm.anthropic import AnthropicLLM
 from agentlab.llm.base import Usage
 from agentlab.llm.serve import start_server
-from agentlab.llm.usage import cost
+from agentlab.llm.usage import cost, usage_report
+from agentlab.planners import LLMPlanner
+from agentlab.run import orchestrate
 
 KEY = "sk-ant-instructor-0123456789-SECRET"  # the instructor's key: must never leave the gateway
 HELLO = {"model": "claude-haiku-5-5", "max_tokens": 200, "messages": [{"role": "user", "content": "Hello"}]}
@@ -477,3 +482,16 @@ def test_check_models_names_each_retired_id_the_class_uses_with_the_nearest_list
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong")
     assert main(["gateway", "check-models", "--db", db, "--upstream", upstream.url]) == 2
     assert "model list was not one (status 401)" in capsys.readouterr().err
+
+
+def test_the_kits_own_run_goes_through_the_gateway_and_the_bill_is_the_runs_own_usage_report(gateway, ledger):
+    """A learner's notebook runs unchanged: the kit's Claude backend pointed at the gateway plans
+    and solves a task, and what the ledger charged is what the run's own usage report says it cost."""
+    token = ledger.add_learner("ada", dollars_per_day=2.0)
+    llm = AnthropicLLM(base_url=gateway.url, api_key=token, max_retries=0)
+    team = world_team(llm)
+    run = orchestrate(world.sample_tasks()[1].question, LLMPlanner(llm, team), team)
+    assert run.status == "done", run.reason
+    spent = usage_report(run).total
+    row = rows(ledger)["ada"]
+    assert row["calls"] == spent.calls >= 2 and row["dollars"] == pytest.approx(spent.cost)
