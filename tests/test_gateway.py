@@ -495,3 +495,23 @@ def test_the_kits_own_run_goes_through_the_gateway_and_the_bill_is_the_runs_own_
     spent = usage_report(run).total
     row = rows(ledger)["ada"]
     assert row["calls"] == spent.calls >= 2 and row["dollars"] == pytest.approx(spent.cost)
+
+
+def test_the_dashboard_shows_todays_spend_against_the_budgets_for_the_instructors_token_only(
+    ledger, upstream
+):
+    tokens = [ledger.add_learner("ada", dollars_per_day=2.0, models=("claude-haiku-5-5",))]
+    with GatewayServer(ledger, Upstream(upstream.url, KEY), dashboard_token="board-secret") as gateway:
+        learner(gateway, tokens[0]).messages.create(**HELLO)
+        with pytest.raises(anthropic.PermissionDeniedError):  # recorded as refused, under the model asked for
+            learner(gateway, tokens[0]).messages.create(**{**HELLO, "model": "<img src=x onerror=alert(1)>"})
+        spent = rows(ledger)["ada"]["dollars"]
+        with LOCAL.open(f"{gateway.url}/dashboard?token=board-secret", timeout=10) as response:
+            shown = response.read().decode()
+        assert f"the class spent <b>${spent:.4f}</b> of $2.00 in daily budgets (1 learner(s))" in shown
+        assert "<td>ada</td>" in shown and KEY not in shown and tokens[0] not in shown
+        assert "<img" not in shown and "&lt;img src=x" in shown  # what learners send is escaped
+        for wrong in ("?token=guess", "", f"?token={tokens[0]}"):  # a learner's token is not the instructor's
+            with pytest.raises(urllib.error.HTTPError) as e:
+                LOCAL.open(f"{gateway.url}/dashboard{wrong}", timeout=10)
+            assert e.value.code == 401

@@ -7,6 +7,7 @@ Learners' notebooks run unchanged: they export two lines and the SDK goes to the
 
     export ANTHROPIC_API_KEY=sk-ant-...                  # the instructor's key, in the gateway's shell only
     agentlab gateway serve --db class.db --host 0.0.0.0 --port 8766 --log
+    #   prints where it listens, and the instructor's page: http://HOST:8766/dashboard?token=...
     agentlab gateway learner add learner-01 --dollars 2/day --max-tokens 4096 --per-minute 30 \\
         --concurrent 4 --models claude-haiku-5-5,claude-sonnet-5-5 --url http://HOST:8766
     #   prints:  export ANTHROPIC_BASE_URL=http://HOST:8766
@@ -22,5 +23,6 @@ for a rehearsal offline, a local model's server, or Anthropic's API (the default
 
 Modules, one idea each: `store` (the SQLite ledger), `limits` (a learner's limits, checked),
 `upstream` (the way out, with the key), `server` (the HTTP gateway), `relay` (a stream passed
-through and billed once), `models` (check-models), `cli` (the commands).
+through and billed once), `models` (check-models), `dashboard` (the spend page), `cli` (the
+commands).
 """

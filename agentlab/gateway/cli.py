@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import secrets
 import signal
 import sys
 
@@ -192,8 +193,9 @@ def serve(args: argparse.Namespace) -> int:
     way_out = upstream(args.upstream, args.timeout)
     ledger = Ledger(args.db)
     log = (lambda line: print(line, flush=True)) if args.log else None
+    board = secrets.token_urlsafe(16)  # this run's dashboard token: in memory and on this console only
     try:
-        server = GatewayServer(ledger, way_out, args.port, args.host, log)
+        server = GatewayServer(ledger, way_out, args.port, args.host, log, board)
     except OSError as e:
         ledger.close()
         raise ValueError(
@@ -201,6 +203,7 @@ def serve(args: argparse.Namespace) -> int:
         ) from None
     with_key = f"with the key from ${KEY_VARIABLE}" if way_out.key else "with no key"
     print(f"agentlab gateway at {server.url}, forwarding to {way_out.url} {with_key}; ledger {args.db}")
+    print(f"Spend so far: {server.url}/dashboard?token={board}")
     print(
         "Add learners with `agentlab gateway learner add NAME --dollars 2/day`. Ctrl-C stops it.", flush=True
     )

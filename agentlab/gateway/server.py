@@ -17,13 +17,15 @@ The HTTP around it (requests bounded in size and time, connections kept alive) i
 
 from __future__ import annotations
 
+import hmac
 import itertools
 import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
-from agentlab.gateway import limits
+from agentlab.gateway import dashboard, limits
 from agentlab.gateway.relay import Relay
 from agentlab.gateway.store import Call, Learner, Ledger, utc_day
 from agentlab.gateway.upstream import Answer, Upstream, UpstreamError, read_error
@@ -55,8 +57,10 @@ class GatewayServer(ReplyServer):
         port: int = 0,
         host: str = "127.0.0.1",
         log: Callable[[str], None] | None = None,
+        dashboard_token: str | None = None,
     ):
         self.ledger, self.upstream, self.host, self.log = ledger, upstream, host, log
+        self.dashboard_token = dashboard_token  # None: no /dashboard
         self._numbers, self.gate = itertools.count(1), limits.Gate()
         super().__init__(port)
 
@@ -224,7 +228,10 @@ class GatewayServer(ReplyServer):
     # --- GET --------------------------------------------------------------------------------
 
     def models(self, path: str, headers: Mapping[str, str]) -> Reply:
-        """`GET /v1/models` (and one model by id), from the upstream, for a learner with a token."""
+        """`GET /v1/models` (and one model by id), from the upstream, for a learner with a token;
+        `GET /dashboard?token=...` for the instructor."""
+        if urlsplit(path).path.rstrip("/") == "/dashboard":
+            return self._dashboard(path)
         learner = None
         try:
             learner, refused = self._caller(headers)
@@ -234,6 +241,16 @@ class GatewayServer(ReplyServer):
         if self.log:
             self.log(f"GET {path} {learner.name if learner else 'nobody'} -> {reply.note}"[:300])
         return reply
+
+    def _dashboard(self, path: str) -> Reply:
+        given = parse_qs(urlsplit(path).query).get("token", [""])[0]
+        if not self.dashboard_token or not hmac.compare_digest(given.encode(), self.dashboard_token.encode()):
+            said = "the dashboard needs the token the gateway printed when it started: /dashboard?token=..."
+            return error_reply(401, "authentication_error", said)
+        try:
+            return Reply(200, dashboard.page(self.ledger), "200 the dashboard", "text/html; charset=utf-8")
+        except Exception as e:
+            return broken(e)
 
     def _get(self, path: str, learner: Learner, headers: Mapping[str, str]) -> Reply:
         if not path.split("?")[0].startswith("/v1/models"):

@@ -229,6 +229,15 @@ class Ledger:
             ).fetchone()
         return float(dollars)
 
+    def spent_by_learner(self, day: str) -> dict[str, float]:
+        """Dollars each learner spent on UTC day `day` (learners who spent nothing: absent)."""
+        query = (
+            "SELECT l.name, SUM(c.dollars) FROM calls c JOIN learners l ON l.id = c.learner_id "
+            "WHERE c.day = ? GROUP BY l.name"
+        )
+        with self._lock:
+            return {name: float(dollars) for name, dollars in self._db.execute(query, (day,)).fetchall()}
+
     def report(self) -> list[dict[str, object]]:
         """Per learner and model: calls answered, tokens (fresh and cached), dollars, refusals,
         upstream failures, and the last time seen (UTC, ISO 8601)."""
