@@ -385,6 +385,35 @@ def test_the_commands_add_list_revoke_rotate_and_report(tmp_path, capsys, gatewa
     assert main(["gateway", "learner", "list", "--db", db]) == 0
     assert "learner-01" in (shown := capsys.readouterr().out.splitlines()[-2]) and "revoked" in shown
     assert main(["gateway", "learner", "rotate", "nobody", "--db", db]) == 2
+    assert (
+        main(["gateway", "learner", "add", "bo", "--dollars", "1/day", "--per-minute", "0", "--db", db]) == 2
+    )
+    assert "--per-minute must be a whole number >= 1, got 0" in capsys.readouterr().err
+    limits = [
+        "--max-tokens",
+        "500",
+        "--per-minute",
+        "30",
+        "--concurrent",
+        "2",
+        "--total",
+        "20",
+        "--models",
+        "a,b",
+    ]
+    assert main(["gateway", "learner", "add", "bo", "--dollars", "1/day", *limits, "--db", db]) == 0
+    assert capsys.readouterr().out.count("export ") == 2
+    book = Ledger(db)
+    bo = [one for one in book.learners() if one.name == "bo"][0]
+    book.close()
+    assert (bo.dollars_per_day, bo.max_tokens, bo.per_minute, bo.concurrent, bo.dollars_total) == (
+        1,
+        500,
+        30,
+        2,
+        20,
+    )
+    assert bo.models == ("a", "b")
     token = ledger.add_learner("ada", dollars_per_day=2.0)
     learner(gateway, token).messages.create(**HELLO)
     assert main(["gateway", "report", "--db", ledger.path]) == 0
@@ -515,3 +544,14 @@ def test_the_dashboard_shows_todays_spend_against_the_budgets_for_the_instructor
             with pytest.raises(urllib.error.HTTPError) as e:
                 LOCAL.open(f"{gateway.url}/dashboard{wrong}", timeout=10)
             assert e.value.code == 401
+
+
+def test_a_spent_course_budget_is_refused_for_good_naming_what_was_spent(gateway, ledger, upstream):
+    token = ledger.add_learner("ada", dollars_per_day=2.0, dollars_total=0.00001)
+    client = learner(gateway, token)
+    client.messages.create(**HELLO)
+    with pytest.raises(
+        anthropic.PermissionDeniedError, match=r"course budget reached: ada has spent \$0.0000 of"
+    ):
+        client.messages.create(**HELLO)
+    assert upstream.counts["requests"] == 1

@@ -47,6 +47,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("--dollars", required=True, help="budget per UTC day, like 2/day (or none)")
     add.add_argument("--max-tokens", type=int, default=None, help="cap on a request's max_tokens")
     add.add_argument("--models", default=None, help="allowed models, comma-separated (default any)")
+    add.add_argument("--total", type=float, default=None, help="budget in dollars for the whole course")
     add.add_argument("--per-minute", type=int, default=None, help="requests per minute (default no limit)")
     add.add_argument("--concurrent", type=int, default=None, help="requests at once (default no limit)")
     add.add_argument(
@@ -103,11 +104,14 @@ def exports(url: str, token: str) -> str:
 def add(ledger, args: argparse.Namespace) -> int:
     from agentlab.gateway.limits import parse_dollars, parse_models
 
-    if args.max_tokens is not None and args.max_tokens < 1:
-        raise ValueError(f"--max-tokens must be a whole number >= 1, got {args.max_tokens}")
-    token = ledger.add_learner(
-        args.name, parse_dollars(args.dollars), args.max_tokens, parse_models(args.models)
-    )
+    for option in ("max_tokens", "per_minute", "concurrent"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise ValueError(f"--{option.replace('_', '-')} must be a whole number >= 1, got {value}")
+    if args.total is not None and not 0 <= args.total < float("inf"):
+        raise ValueError(f"--total must be a number of dollars >= 0, got {args.total}")
+    limits = (args.max_tokens, parse_models(args.models), args.per_minute, args.concurrent, args.total)
+    token = ledger.add_learner(args.name, parse_dollars(args.dollars), *limits)
     print(exports(args.url, token))
     return 0
 

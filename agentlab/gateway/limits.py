@@ -63,8 +63,11 @@ def next_reset(now: float) -> float:
     return (today + timedelta(days=1)).timestamp()
 
 
-def check(learner: Learner, body: dict[str, Any], spent_today: float, now: float) -> Refusal | None:
-    """The first of `learner`'s limits that `body` (a well-formed Messages request) breaks, if any."""
+def check(
+    learner: Learner, body: dict[str, Any], spent_today: float, now: float, spent_ever: float = 0.0
+) -> Refusal | None:
+    """The first of `learner`'s limits that `body` (a well-formed Messages request) breaks, if any:
+    model, max_tokens, the course budget (`spent_ever`), the daily budget (`spent_today`)."""
     model = body["model"]
     if learner.models and model not in learner.models:
         allowed = ", ".join(learner.models)
@@ -76,6 +79,14 @@ def check(learner: Learner, body: dict[str, Any], spent_today: float, now: float
             400,
             "invalid_request_error",
             f"max_tokens: {body['max_tokens']} is over this class's cap of {learner.max_tokens} per request",
+        )
+    total = learner.dollars_total
+    if total is not None and spent_ever >= total:
+        return Refusal(
+            403,
+            "permission_error",
+            f"course budget reached: {learner.name} has spent ${spent_ever:.4f} of ${total:.2f} "
+            "for the course, $0.00 left; it does not reset (ask your instructor)",
         )
     limit = learner.dollars_per_day
     if limit is not None and spent_today >= limit:

@@ -117,8 +117,9 @@ class GatewayServer(ReplyServer):
         model, now = body["model"], time.time()
         if counting:  # counting tokens is free: only a revoked token stops it
             return model, self._count(route, learner, raw, headers)
-        spent = self.ledger.spent(learner.id, utc_day(now))
-        if refusal := limits.check(learner, body, spent, now) or self.gate.enter(learner):
+        today = self.ledger.spent(learner.id, utc_day(now))
+        ever = self.ledger.spent(learner.id, None) if learner.dollars_total is not None else 0.0
+        if refusal := limits.check(learner, body, today, now, ever) or self.gate.enter(learner):
             return model, self._refuse(learner, model, refusal)
         streaming = False
         try:

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS learners (
     models TEXT NOT NULL DEFAULT '',
     per_minute INTEGER,
     concurrent INTEGER,
+    dollars_total REAL,
     revoked INTEGER NOT NULL DEFAULT 0,
     created REAL NOT NULL
 );
@@ -85,6 +86,7 @@ class Learner:
     revoked: bool
     per_minute: int | None = None  # None: no limit on requests per minute
     concurrent: int | None = None  # None: no limit on requests at once
+    dollars_total: float | None = None  # None: no budget for the whole course
 
 
 @dataclass(frozen=True)
@@ -143,18 +145,19 @@ class Ledger:
         models: tuple[str, ...] = (),
         per_minute: int | None = None,
         concurrent: int | None = None,
+        dollars_total: float | None = None,
     ) -> str:
         """Register `name` with these limits; return their token (shown once, never stored)."""
         if not NAME.fullmatch(name):
             raise ValueError(f"learner name {name!r}: use letters, digits, '.', '_' or '-' (at most 64)")
         token = new_token()
-        limits = (dollars_per_day, max_tokens, ",".join(models), per_minute, concurrent)
+        limits = (dollars_per_day, max_tokens, ",".join(models), per_minute, concurrent, dollars_total)
         row = (name, token_hash(token), *limits, time.time())
         try:
             with self._lock, self._db:
                 self._db.execute(
                     "INSERT INTO learners (name, token_hash, dollars_per_day, max_tokens, models, "
-                    "per_minute, concurrent, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "per_minute, concurrent, dollars_total, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     row,
                 )
         except sqlite3.IntegrityError:
@@ -220,13 +223,12 @@ class Ledger:
                 row,
             )
 
-    def spent(self, learner_id: int, day: str) -> float:
-        """Dollars `learner_id` spent on UTC day `day`."""
+    def spent(self, learner_id: int, day: str | None) -> float:
+        """Dollars `learner_id` spent on UTC day `day`, or ever (`day=None`)."""
+        query = "SELECT COALESCE(SUM(dollars), 0) FROM calls WHERE learner_id = ?"
+        query, values = (query, (learner_id,)) if day is None else (f"{query} AND day = ?", (learner_id, day))
         with self._lock:
-            (dollars,) = self._db.execute(
-                "SELECT COALESCE(SUM(dollars), 0) FROM calls WHERE learner_id = ? AND day = ?",
-                (learner_id, day),
-            ).fetchone()
+            (dollars,) = self._db.execute(query, values).fetchone()
         return float(dollars)
 
     def spent_by_learner(self, day: str) -> dict[str, float]:
@@ -257,10 +259,10 @@ class Ledger:
         return out
 
 
-_LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked, per_minute, concurrent"
+_LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked, per_minute, concurrent, dollars_total"
 
 
 def _learner(row: tuple) -> Learner:
-    ident, name, dollars, max_tokens, models, revoked, per_minute, concurrent = row
+    ident, name, dollars, max_tokens, models, revoked, per_minute, concurrent, total = row
     allowed = tuple(m for m in models.split(",") if m)
-    return Learner(ident, name, dollars, max_tokens, allowed, bool(revoked), per_minute, concurrent)
+    return Learner(ident, name, dollars, max_tokens, allowed, bool(revoked), per_minute, concurrent, total)
