@@ -555,3 +555,23 @@ def test_a_spent_course_budget_is_refused_for_good_naming_what_was_spent(gateway
     ):
         client.messages.create(**HELLO)
     assert upstream.counts["requests"] == 1
+
+
+def test_a_learner_hanging_up_mid_stream_is_billed_once_for_what_was_sent_and_frees_the_slot(ledger):
+    token = ledger.add_learner("ada", dollars_per_day=2.0, concurrent=1)
+    with (
+        start_server(api_key=KEY, pace=0.2) as slow,
+        GatewayServer(ledger, Upstream(slow.url, KEY)) as gateway,
+    ):
+        client = learner(gateway, token)
+        with client.messages.stream(**HELLO) as stream:
+            next(iter(stream))  # message_start, then the learner leaves
+        deadline = time.monotonic() + 10
+        while gateway.gate.running(ledger.find(token)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert gateway.gate.running(ledger.find(token)) == 0
+        client.messages.create(**HELLO)  # the slot is free again
+        whole = client.messages.create(**HELLO)
+    row = rows(ledger)["ada"]  # the cut stream: its input, and none of the output it never sent on
+    assert (row["calls"], row["input_tokens"]) == (3, 3 * whole.usage.input_tokens)
+    assert row["output_tokens"] == 2 * whole.usage.output_tokens

@@ -151,7 +151,7 @@ def report(ledger, args: argparse.Namespace) -> int:
     try:
         writer = csv.DictWriter(out, REPORT_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({**row, "dollars": f"{row['dollars']:.8f}"} for row in rows)  # never 2.3e-05
     finally:
         if out is not sys.stdout:
             out.close()

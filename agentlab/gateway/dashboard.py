@@ -32,7 +32,8 @@ def page(ledger: Ledger, now: float | None = None) -> bytes:
         )
         for one in learners
     ]
-    rows = [tuple(str(row[name]) for name in REPORT_FIELDS) for row in ledger.report()]
+    shown = ({**row, "dollars": f"{row['dollars']:.6f}"} for row in ledger.report())
+    rows = [tuple(str(row[name]) for name in REPORT_FIELDS) for row in shown]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>agentlab gateway</title>",
         f"<style>{STYLE}</style></head><body><h1>agentlab gateway</h1>",
