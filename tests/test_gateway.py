@@ -530,7 +530,10 @@ def test_the_dashboard_shows_todays_spend_against_the_budgets_for_the_instructor
     ledger, upstream
 ):
     tokens = [ledger.add_learner("ada", dollars_per_day=2.0, models=("claude-haiku-5-5",))]
-    with GatewayServer(ledger, Upstream(upstream.url, KEY), dashboard_token="board-secret") as gateway:
+    lines: list[str] = []
+    with GatewayServer(
+        ledger, Upstream(upstream.url, KEY), log=lines.append, dashboard_token="board-secret"
+    ) as gateway:
         learner(gateway, tokens[0]).messages.create(**HELLO)
         with pytest.raises(anthropic.PermissionDeniedError):  # recorded as refused, under the model asked for
             learner(gateway, tokens[0]).messages.create(**{**HELLO, "model": "<img src=x onerror=alert(1)>"})
@@ -540,10 +543,13 @@ def test_the_dashboard_shows_todays_spend_against_the_budgets_for_the_instructor
         assert f"the class spent <b>${spent:.4f}</b> of $2.00 in daily budgets (1 learner(s))" in shown
         assert "<td>ada</td>" in shown and KEY not in shown and tokens[0] not in shown
         assert "<img" not in shown and "&lt;img src=x" in shown  # what learners send is escaped
+        with pytest.raises(anthropic.PermissionDeniedError):
+            learner(gateway, tokens[0]).messages.create(**{**HELLO, "model": "x\n#99 POST forged -> 200"})
         for wrong in ("?token=guess", "", f"?token={tokens[0]}"):  # a learner's token is not the instructor's
             with pytest.raises(urllib.error.HTTPError) as e:
                 LOCAL.open(f"{gateway.url}/dashboard{wrong}", timeout=10)
             assert e.value.code == 401
+    assert all("\n" not in line for line in lines)  # a model name with a newline cannot forge a log line
 
 
 def test_a_spent_course_budget_is_refused_for_good_naming_what_was_spent(gateway, ledger, upstream):

@@ -86,7 +86,8 @@ class GatewayServer(ReplyServer):
                 model, reply = ("-", refused) if learner is None else self._post(route, learner, raw, headers)
         except Exception as e:  # a bug, or a ledger that cannot be written: one line, and keep serving
             reply = broken(e)
-        return n, f"{learner.name if learner else 'nobody'} {model}", reply
+        shown = " ".join(model.split())[:80] or "-"  # a learner's model name: one line in the log, short
+        return n, f"{learner.name if learner else 'nobody'} {shown}", reply
 
     def _caller(self, headers: Mapping[str, str]) -> tuple[Learner | None, Reply | None]:
         """The learner whose token the request presents, or a 401 saying what is wrong with it."""
