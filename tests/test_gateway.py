@@ -581,3 +581,14 @@ def test_a_learner_hanging_up_mid_stream_is_billed_once_for_what_was_sent_and_fr
     row = rows(ledger)["ada"]  # the cut stream: its input, and none of the output it never sent on
     assert (row["calls"], row["input_tokens"]) == (3, 3 * whole.usage.input_tokens)
     assert row["output_tokens"] == 2 * whole.usage.output_tokens
+
+
+def test_a_mapped_model_id_is_sent_as_its_replacement_and_limited_as_the_model_used(ledger, upstream, capsys):
+    token = ledger.add_learner("ada", dollars_per_day=2.0, models=("claude-haiku-5-5",))
+    retired = {"claude-haiku-4-1": "claude-haiku-5-5"}
+    with GatewayServer(ledger, Upstream(upstream.url, KEY), model_map=retired) as gateway:
+        reply = learner(gateway, token).messages.create(**{**HELLO, "model": "claude-haiku-4-1"})
+    assert reply.model == "sim-small"  # the simulator answered the haiku it was sent
+    assert rows(ledger)["ada"]["refusals"] == 0  # allowed: the model used is one ada may use
+    assert main(["gateway", "serve", "--upstream", upstream.url, "--map", "claude-haiku-4-1"]) == 2
+    assert "write OLD=NEW" in capsys.readouterr().err

@@ -6,7 +6,8 @@ priced by the kit's price table and kept in one SQLite file that Ctrl-C or a cra
 Learners' notebooks run unchanged: they export two lines and the SDK goes to the gateway.
 
     export ANTHROPIC_API_KEY=sk-ant-...                  # the instructor's key, in the gateway's shell only
-    agentlab gateway serve --db class.db --host 0.0.0.0 --port 8766 --log
+    agentlab gateway serve --db class.db --host 0.0.0.0 --port 8766 --log \\
+        --map claude-haiku-4-1=claude-haiku-5-5        # optional: a retired id the notebooks still use
     #   prints where it listens, and the instructor's page: http://HOST:8766/dashboard?token=...
     agentlab gateway learner add learner-01 --dollars 2/day --max-tokens 4096 --per-minute 30 \\
         --concurrent 4 --models claude-haiku-5-5,claude-sonnet-5-5 --url http://HOST:8766

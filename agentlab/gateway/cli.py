@@ -38,6 +38,9 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--timeout", type=float, default=600.0, help="seconds to wait for the upstream (default 600)"
     )
+    serve.add_argument(
+        "--map", action="append", default=[], metavar="OLD=NEW", help="send model OLD as NEW (repeatable)"
+    )
     serve.add_argument("--log", action="store_true", help="print one line per request (names, never tokens)")
 
     learner = actions.add_parser("learner", help="add, revoke, rotate or list learners")
@@ -176,6 +179,14 @@ def check_models(args: argparse.Namespace) -> int:
     return 1 if missing else 0
 
 
+def parse_map(text: str) -> tuple[str, str]:
+    """`"old=new"` -> ("old", "new"); ValueError otherwise."""
+    old, _, new = text.partition("=")
+    if not old.strip() or not new.strip():
+        raise ValueError(f"--map {text!r}: write OLD=NEW, like claude-haiku-4-1=claude-haiku-5-5")
+    return old.strip(), new.strip()
+
+
 def upstream(url: str | None, timeout: float = 600.0):
     """The upstream at `url` (default Anthropic's), with the key from the environment."""
     from agentlab.gateway.upstream import DEFAULT_URL, Upstream
@@ -195,11 +206,12 @@ def serve(args: argparse.Namespace) -> int:
     if not 0 < args.timeout <= 86_400:
         raise ValueError(f"--timeout must be between 0 and 86400 seconds, got {args.timeout:g}")
     way_out = upstream(args.upstream, args.timeout)
+    mapped = dict(parse_map(one) for one in args.map)
     ledger = Ledger(args.db)
     log = (lambda line: print(line, flush=True)) if args.log else None
     board = secrets.token_urlsafe(16)  # this run's dashboard token: in memory and on this console only
     try:
-        server = GatewayServer(ledger, way_out, args.port, args.host, log, board)
+        server = GatewayServer(ledger, way_out, args.port, args.host, log, board, mapped)
     except OSError as e:
         ledger.close()
         raise ValueError(

@@ -9,7 +9,8 @@ its usage priced by the kit's price table (`llm.usage.cost`, with prompt caching
 tiers) and committed to the ledger before the reply leaves. An upstream that cannot be reached or
 answers garbage is a 502 (504: too slow) with one line, and the learner is charged nothing.
 Streams (`"stream": true`) pass through event by event as they arrive, and are billed from the
-usage their events report, when they end.
+usage their events report, when they end. A `model_map` sends a model id the class's notebooks ask
+for (a retired one) as another, before the limits are checked.
 
 The HTTP around it (requests bounded in size and time, connections kept alive) is the kit's own
 `llm.serve_http.ReplyServer`, the listening half of `agentlab serve`.
@@ -58,8 +59,10 @@ class GatewayServer(ReplyServer):
         host: str = "127.0.0.1",
         log: Callable[[str], None] | None = None,
         dashboard_token: str | None = None,
+        model_map: Mapping[str, str] | None = None,
     ):
         self.ledger, self.upstream, self.host, self.log = ledger, upstream, host, log
+        self.model_map = dict(model_map or {})  # a model id asked for -> the one sent (a retired id, say)
         self.dashboard_token = dashboard_token  # None: no /dashboard
         self._numbers, self.gate = itertools.count(1), limits.Gate()
         super().__init__(port)
@@ -115,6 +118,9 @@ class GatewayServer(ReplyServer):
             named = body.get("model") if isinstance(body, dict) else None
             model = named if isinstance(named, str) else "-"
             return model, self._refuse(learner, model, limits.Refusal(400, "invalid_request_error", said))
+        if body["model"] in self.model_map:  # before the limits: they name the models actually used
+            body = {**body, "model": self.model_map[body["model"]]}
+            raw = json.dumps(body).encode()
         model, now = body["model"], time.time()
         if counting:  # counting tokens is free: only a revoked token stops it
             return model, self._count(route, learner, raw, headers)
