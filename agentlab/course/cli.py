@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentlab import world
 from agentlab.agents import world_team
+from agentlab.gateway import cli as gateway_cli
 from agentlab.llm import choose_backend, describe_backend, make_llm, usage_report
 from agentlab.planners import LLMPlanner
 from agentlab.run import orchestrate
@@ -301,6 +302,7 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--log", action="store_true", help="print one line per request and its reply")
     mine = commands.add_parser("progress", help="what you have done in the course, and what is next")
     mine.add_argument("--root", help="the course folder (default: the one around this folder)")
+    gateway_cli.add_parser(commands)
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
@@ -354,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
         return serve(args)
     if args.command == "progress":
         return progress(args)
+    if args.command == "gateway":
+        return gateway_cli.main(args)
     return {"demo": demo, "doctor": doctor}[args.command]()
 
 
