@@ -32,9 +32,8 @@ from agentlab.gateway.store import Call, Learner, Ledger, utc_day
 from agentlab.gateway.upstream import Answer, Upstream, UpstreamError, read_error
 from agentlab.llm import request
 from agentlab.llm.base import Usage
-from agentlab.llm.cache import api_counts
 from agentlab.llm.serve_http import Reply, ReplyServer, error_reply
-from agentlab.llm.usage import PRICES, cost
+from agentlab.llm.usage import PRICES, api_usage, cost
 
 ENDPOINTS = "this gateway answers POST /v1/messages, POST /v1/messages/count_tokens and GET /v1/models"
 NO_TOKEN = "no token: set ANTHROPIC_API_KEY to the token your instructor gave you (it starts with agl-)"
@@ -182,9 +181,9 @@ class GatewayServer(ReplyServer):
         """A stream has ended: bill what its events reported, free the learner's slot."""
         try:
             self.upstream.finished(answer, whole=whole)
-            counts = api_counts(usage)
-            if usage and all(isinstance(c, int) and c >= 0 for c in counts):
-                self._bill(learner, model, Usage(*counts), 200, "" if whole else "stream ended early")
+            counted = _usage_or_none(usage)
+            if counted is not None:
+                self._bill(learner, model, counted, 200, "" if whole else "stream ended early")
             else:
                 self._record(Call(learner.id, model, "failed", 502, note="a stream that reported no usage"))
         finally:
@@ -308,11 +307,20 @@ def message_usage(data: bytes) -> tuple[Usage | None, str]:
         return None, ""
     if not isinstance(message, dict) or message.get("type") != "message":
         return None, ""
-    counts = api_counts(message.get("usage"))
-    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+    counted = _usage_or_none(message.get("usage"))
+    if counted is None:
         return None, ""
     named = message.get("model")
-    return Usage(*counts), named if isinstance(named, str) else ""
+    return counted, named if isinstance(named, str) else ""
+
+
+def _usage_or_none(usage: Any) -> Usage | None:
+    """The counts a reply's usage reports, read as the rest of the kit reads them (`usage.api_usage`);
+    None for what no real reply carries, which is then not billed as if it were."""
+    try:
+        return api_usage(usage) if usage else None
+    except ValueError:
+        return None
 
 
 def _request_id(answer: Answer) -> tuple[tuple[str, str], ...]:
