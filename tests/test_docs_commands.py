@@ -89,10 +89,12 @@ def stand_in(command: str, port: int) -> str | None:
     command = command.replace("8765", str(port))
     if re.search(r"(^|\s)make lab\s*(#.*)?$", command):
         command = re.sub(r"make lab\s*(#.*)?$", f"sh -c '{LAB}'", command)
-    if command.startswith("agentlab serve"):  # it serves until Ctrl-C: start it, see it answer, stop it
-        return (f"{command.split('#')[0]} --port {port} > serve.log 2>&1 & pid=$!; "
+    if command.startswith(("agentlab serve", "agentlab gateway serve")):  # until Ctrl-C: start, see, stop
+        line = command.split("#")[0].replace("8766", str(port))
+        line += "" if "--port" in line else f" --port {port}"
+        return (f"{line} > serve.log 2>&1 & pid=$!; "
                 "for i in $(seq 100); do grep -q 'Ctrl-C stops it' serve.log && break; sleep 0.1; done; "
-                "kill -INT $pid; wait $pid; grep -q 'Stopped after' serve.log")
+                "kill -INT $pid; wait $pid; grep -q 'Stopped' serve.log")
     return command
 
 

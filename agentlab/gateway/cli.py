@@ -188,7 +188,8 @@ def parse_map(text: str) -> tuple[str, str]:
 
 
 def upstream(url: str | None, timeout: float = 600.0):
-    """The upstream at `url` (default Anthropic's), with the key from the environment."""
+    """The upstream at `url`, else where ANTHROPIC_BASE_URL points (as the SDK reads it), else
+    Anthropic's API; with the key from the environment."""
     from agentlab.gateway.upstream import DEFAULT_URL, Upstream
 
     key = os.environ.get(KEY_VARIABLE, "")
@@ -196,7 +197,7 @@ def upstream(url: str | None, timeout: float = 600.0):
         raise ValueError(
             f"set {KEY_VARIABLE} to your key in the gateway's environment (or give --upstream URL)"
         )
-    return Upstream(url or DEFAULT_URL, key, timeout)
+    return Upstream(url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_URL, key, timeout)
 
 
 def serve(args: argparse.Namespace) -> int:
