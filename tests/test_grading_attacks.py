@@ -286,6 +286,27 @@ def test_a_learners_own_oserror_is_their_answer_not_a_dead_kernel(tmp_path):
     assert results["02.makespan"][0] == results["02.longest-first"][0] == "passed"
 
 
+def test_a_message_key_built_on_hash_fails_in_the_grader_as_in_the_learners_check(tmp_path):
+    """04.message-key: a key from Python's hash(), salted per process, sends a message twice once a run
+    resumes in another process. The learner's check saw that; the grader, whose case ran the key in
+    the one sandbox kernel (its hash never changed), passed it."""
+    sandbox.bwrap()
+    nb = nbformat.read(ROOT / "solutions" / "04_monitor_and_replan.ipynb", as_version=4)
+    hashed = ("from agentlab.effects import Outbox, notice_plan, notice_team\n\n"
+              "def message_key(task, step, to, text):\n    return str(hash((task, to, text)))")
+    cells = [hashed if "def message_key" in c.source else c.source for c in nb.cells if c.cell_type == "code"]
+    path = write(tmp_path / "hy" / "04_monitor_and_replan.ipynb", *cells)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        main(["course", "grade", str(path), "--timeout", "60", "--results", "-", "--json", "-"])
+    (notebook,) = json.loads(out.getvalue())["notebooks"]
+    results = {r["exercise"]: (r["status"], r["detail"]) for r in notebook["results"]}
+    assert results["04.message-key"][0] == "failed", results["04.message-key"]
+    assert "the same task run again after a crash" in results["04.message-key"][1]
+    assert {e: s for e, (s, _) in results.items() if e != "04.message-key"} == {
+        "04.total-check": "passed", "04.retry-then-reroute": "passed", "04.installments": "passed"}
+
+
 def test_a_grading_child_that_dies_leaves_a_not_graded_line_per_exercise_and_nothing_behind(tmp_path):
     import multiprocessing
     import threading

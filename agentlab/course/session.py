@@ -58,6 +58,10 @@ class LearnerRef:
     def __repr__(self) -> str:
         return f"<{self._kind} from your notebook>"
 
+    def in_another_process(self, *args: Any) -> Any:
+        """Call it, in the sandbox, as if in another Python process (`wire.in_another_process`)."""
+        return self._session.protocol(self._number, "another-process", *args)
+
     def __reduce__(self) -> tuple:
         """Pickling it pickles the learner's object in the sandbox (an error there is raised here);
         unpickled, it is that copy."""

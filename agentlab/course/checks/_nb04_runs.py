@@ -7,9 +7,7 @@ process. The cases are in `nb04.py`.
 
 from __future__ import annotations
 
-import builtins
 import tempfile
-import threading
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -125,21 +123,14 @@ def sends(message_key: Callable, runs: list[Sending]) -> tuple[Any, str]:
     return [(m["to"], m["text"]) for m in outbox.sent], ""
 
 
-_HASHING = threading.Lock()
-
-
 def in_another_process(key: Callable) -> Callable:
-    """`key`, called as if in another Python process: there `hash()` of the same text gives
-    another number (it is salted per process, PYTHONHASHSEED), so while `key` runs, `hash` is
-    salted otherwise than in this one. One call at a time: `hash` is everyone's."""
+    """`key`, called as if in another Python process, where `hash()` of the same text gives another
+    number: here by `wire.in_another_process`; for a learner's function the grader holds a handle
+    to, there, in the sandbox, where it runs (its `hash` is the one that must change)."""
+    from agentlab.course.wire import in_another_process as salted
 
     def keyed(*args: Any) -> Any:
-        with _HASHING:
-            real = builtins.hash
-            builtins.hash = lambda value: real(("another process", value))
-            try:
-                return key(*args)
-            finally:
-                builtins.hash = real
+        there = getattr(type(key), "in_another_process", None)
+        return there(key, *args) if there else salted(key, *args)
 
     return keyed
