@@ -23,7 +23,8 @@ DONE, TRIED, TO_DO = "done", "tried", "to do"
 KINDS = ("quiz", "lesson cell", "exercise")  # in the order a lesson's line lists them
 # what a check prints when the answer passes (a multiple choice: when its form is right, all a check can see)
 PASSED = re.compile(rf"^(All \d+ checks passed\.|The check passed\.|{re.escape(FORM_RIGHT)})$", re.M)
-CHECK_CALL = re.compile(r"""^\s*check\(\s*["']([\w.-]+)["']""", re.M)
+# a check cell: an exercise's `check(...)`, or a lesson's `your_turn(...)` (agentlab.yourturn)
+CHECK_CALL = re.compile(r"""^\s*(?:check|your_turn)\(\s*["']([\w.-]+)["']""", re.M)
 QUIZ_CALL = re.compile(r"""^quiz\(\s*["']([\w.-]+)["']""")
 
 
