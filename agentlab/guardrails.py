@@ -386,7 +386,7 @@ class ApprovalPanel:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         decided = len(self.rows) - len(self.pending)
         bundle["text/plain"] = (
-            f"ApprovalPanel: {len(self.pending)} waiting, {decided} decided (a live widget: click in Jupyter)"
+            f"ApprovalPanel: {len(self.pending)} waiting, {decided} decided (run this cell to show its buttons)"
         )
         return bundle
 
