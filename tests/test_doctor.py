@@ -49,7 +49,16 @@ def test_not_ready_when_a_configured_model_is_not_listed(claude_env, capsys):
         assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "Not ready: the server does not list the planner's model claude-nonesuch-1" in out
-    assert "AGENTLAB_PLANNER_MODEL" in out and "sim-large" in out  # what it does list
+    assert "AGENTLAB_PLANNER_MODEL" in out and "the nearest it lists is " in out
+
+
+def test_a_retired_model_id_is_named_with_the_nearest_listed_one(claude_env, capsys):
+    claude_env.setenv("AGENTLAB_PLANNER_MODEL", "claude-opus-5-4")  # retired; the server lists 5-5
+    with start_server() as server:
+        claude_env.setenv("ANTHROPIC_BASE_URL", server.url)
+        assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "does not list the planner's model claude-opus-5-4 (the nearest it lists is claude-opus-5-5" in out
 
 
 def test_not_ready_when_the_server_refuses_the_key(claude_env, capsys):

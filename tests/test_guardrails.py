@@ -216,7 +216,7 @@ def test_the_panel_denies_an_undecided_request_for_now_and_shows_it():
     assert panel.pending == [request()] and len(panel.rows) == 1
     assert "waiting" in panel.rows[0].label.value
     assert panel._repr_mimebundle_()["text/plain"].startswith("ApprovalPanel: 1 waiting, 0 decided")
-    assert panel._repr_mimebundle_()["text/plain"].endswith("(run this cell to show its buttons)")  # not "click in Jupyter"
+    assert panel._repr_mimebundle_()["text/plain"].endswith("(run this cell to show its buttons)")
 
 
 def test_a_click_decides_and_the_next_run_gets_that_answer():

@@ -89,11 +89,14 @@ def endpoint_problem() -> str:
             print(f"{url} answers (GET /v1/models: {e.status_code}); its models are not listed.")
             return ""
         return redact(f"{url} answered GET /v1/models with {e.status_code}: {str(e)[:200]}")
+    from agentlab.gateway.models import gone  # a retired id, and the nearest one still listed
+
+    nearest = {lost.model: lost.nearest for lost in gone(configured_models(), listed)}
     for role, model, variable in zip(("planner", "executor"), configured_models(),
                                      ("AGENTLAB_PLANNER_MODEL", "AGENTLAB_EXECUTOR_MODEL"), strict=True):
-        if model not in listed:
-            shown = ", ".join(listed[:12]) + (" ..." if len(listed) > 12 else "")
-            return (f"the server does not list the {role}'s model {model} (set {variable} to one it "
-                    f"lists: {shown or 'none'})")
+        if model in nearest:
+            instead = f"the nearest it lists is {nearest[model]}: " if nearest[model] else ""
+            return (f"the server does not list the {role}'s model {model} ({instead}set {variable} to "
+                    "a model it lists)")
     print(redact(f"{url} answers and lists the planner's and the executor's models."))
     return ""
