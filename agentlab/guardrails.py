@@ -385,8 +385,8 @@ class ApprovalPanel:
     def _repr_mimebundle_(self, **kwargs) -> dict:
         bundle = self.widget._repr_mimebundle_(**kwargs)
         decided = len(self.rows) - len(self.pending)
-        waiting = len(self.pending)
-        bundle["text/plain"] = f"ApprovalPanel: {waiting} waiting, {decided} decided (run this cell to show its buttons)"
+        shown = f"ApprovalPanel: {len(self.pending)} waiting, {decided} decided"
+        bundle["text/plain"] = f"{shown} (run this cell to show its buttons)"
         return bundle
 
 
