@@ -17,8 +17,8 @@ import shutil
 from contextlib import redirect_stdout
 from pathlib import Path
 
-import nbformat
 import pytest
+from notebook_code import write_notebook as write
 
 from agentlab import plan, schedule
 from agentlab.course.cli import main
@@ -145,14 +145,6 @@ def escape_cell() -> str:
     defs = [ROUTES[name].replace("def original(", f"def via_{name.replace('.', '_')}(") for name in order]
     listed = ", ".join("via_" + name.replace(".", "_") for name in order)
     return "\n".join([COMMON, *defs, f"ROUTES = [{listed}]", TRY_EVERY_ROUTE])
-
-
-def write(path: Path, *sources: str) -> Path:
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,7 @@ import urllib.request
 from concurrent import futures
 
 import anthropic
+import console
 import pytest
 
 from agentlab import world
@@ -277,16 +278,7 @@ def test_the_instructors_key_is_never_in_a_reply_a_log_line_or_the_ledger_and_to
 
 
 def read_until(process: subprocess.Popen, marker: str, seconds: float = 30) -> str:
-    seen, deadline = b"", time.monotonic() + seconds
-    os.set_blocking(process.stdout.fileno(), False)
-    while marker.encode() not in seen:
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise AssertionError(f"no {marker!r} from the gateway; it printed:\n{seen.decode()}")
-        chunk = process.stdout.read()
-        seen += chunk or b""
-        time.sleep(0.02 if not chunk else 0)
-    return seen.decode()
+    return console.read_until(process, marker, seconds, "the gateway")
 
 
 def start_gateway(db, upstream_url: str) -> tuple[subprocess.Popen, str]:

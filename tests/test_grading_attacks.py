@@ -27,6 +27,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from notebook_code import write_notebook as write
 
 from agentlab.course import batch, sandbox
 from agentlab.course.cli import main
@@ -69,14 +70,6 @@ SHARED = """def longest_chain(plan, durations):
     for _ in range(23):
         leaves = [leaves, leaves]
     return leaves, 1.0"""
-
-
-def write(path: Path, *sources: str) -> Path:
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    nb.cells = [nbformat.v4.new_code_cell(s) for s in sources]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-    return path
 
 
 def digests(folder: Path) -> dict[str, str]:

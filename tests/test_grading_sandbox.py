@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
+from notebook_code import write_notebook
 
 import agentlab
 from agentlab.course import codec, release, sandbox
@@ -167,11 +167,7 @@ def longest_chain(plan, durations):
 
 
 def write(path: Path, *sources: str) -> Path:
-    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3"}})
-    nb.cells = [nbformat.v4.new_code_cell(IMPORTS)] + [nbformat.v4.new_code_cell(s) for s in sources]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, path)
-    return path
+    return write_notebook(path, IMPORTS, *sources)
 
 
 def digest(path: Path) -> str:

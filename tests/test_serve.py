@@ -17,6 +17,7 @@ import urllib.request
 from concurrent import futures
 
 import anthropic
+import console
 import pytest
 
 from agentlab import world
@@ -432,17 +433,7 @@ def within(seconds: float, work):
 
 
 def read_until(process: subprocess.Popen, marker: str, seconds: float = 30) -> str:
-    """What `process` printed up to and including the line holding `marker` (bounded in time)."""
-    seen, deadline = b"", time.monotonic() + seconds
-    os.set_blocking(process.stdout.fileno(), False)
-    while marker.encode() not in seen:
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise AssertionError(f"no {marker!r} from `agentlab serve`; it printed:\n{seen.decode()}")
-        chunk = process.stdout.read()
-        seen += chunk or b""
-        time.sleep(0.02 if not chunk else 0)
-    return seen.decode()
+    return console.read_until(process, marker, seconds, "`agentlab serve`")
 
 
 def test_agentlab_serve_says_where_it_listens_logs_each_request_and_stops_on_ctrl_c():

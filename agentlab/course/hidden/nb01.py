@@ -5,6 +5,7 @@ from typing import Any
 
 from agentlab.course.checks import Case
 from agentlab.course.hidden import grading
+from agentlab.course.hidden.keys_nb01 import majority as reference  # most votes, then the newest
 
 SYMPTOMS = {"bottleneck": "c", "single point of failure": "a", "decomposition cost": "e"}
 AVOIDED = {"bottleneck", "single point of failure"}
@@ -93,26 +94,6 @@ def hierarchy_in_the_managers_order(run_hierarchy: Any) -> Iterator[Case]:
 # --- 01.reconcile: workers the exercise's own cases never generate ---------------------------------
 
 
-def _majority(findings: Mapping[str, Any]) -> list[tuple[str, Any, frozenset]]:
-    """(claim, value or None, cited steps) per claim, in the order the claims first appear: the most
-    votes; among those, the newest; a tie left open cites every step that spoke."""
-    said: dict[str, list] = {}
-    for step_id, found in findings.items():
-        for f in found:
-            said.setdefault(f.claim, []).append((step_id, f))
-    out = []
-    for claim, pairs in said.items():
-        votes: dict[str, int] = {}
-        for _, f in pairs:
-            votes[f.value] = votes.get(f.value, 0) + 1
-        tied = [v for v, n in votes.items() if n == max(votes.values())]
-        newest = {v: max(f.as_of for _, f in pairs if f.value == v) for v in tied}
-        kept = [v for v in tied if newest[v] == max(newest.values())]
-        value = kept[0] if len(kept) == 1 else None
-        out.append((claim, value, frozenset(s for s, f in pairs if value is None or f.value == value)))
-    return out
-
-
 def _findings(seed: int) -> dict[str, list]:
     import random
 
@@ -148,7 +129,7 @@ def reconcile(majority: Any) -> Iterator[Case]:
             else r
             for r in (result if isinstance(result, list) else [result])
         ]
-        if rows != _majority(findings):
+        if rows != reference(findings):
             wrong.append(seed)
     yield Case(
         "30 more generated cases (2-6 workers, 3 claims in any order)", not wrong, f"{len(wrong)} wrong"
