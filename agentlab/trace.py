@@ -29,6 +29,8 @@ KINDS = (
     "replanned",
     "stopped",
     "resumed",
+    # a person approved the plan before it ran (notebook 03's editor): the decisions, in order
+    "approved",
 )
 
 

@@ -48,6 +48,7 @@ from agentlab.plan_rows import COLUMNS, DEFAULT_SUCCESS, StepRow, step_row
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
 from agentlab.schedule import makespan, step_durations, virtual_schedule
+from agentlab.trace import Event
 from agentlab.valid import number
 from agentlab.viz import draw_plan, draw_timeline, layers
 
@@ -267,6 +268,9 @@ class PlanEditor:
         blocked = self._blocked()
         if not blocked:
             run = self.last_run = run_plan(self.plan, self.team, workers=self.workers.value)  # == approved
+            if self.approval:  # the run's record says who decided what before it ran, rejections too
+                said = "; ".join(f"{d.action}: {d.reason}" if d.reason else d.action for d in self.decisions)
+                run.trace.events.insert(0, Event(0.0, "approved", "run", "-", (), said))
             rows = min(run.workers, len(run.plan))
             self.timeline.value = png(lambda ax: draw_timeline(run, ax, plan=run.plan), (7, 0.8 + 0.4 * rows))
         self._sync()

@@ -116,6 +116,9 @@ def test_a_plan_can_be_rejected_with_a_reason_kept_in_the_record(proposed):
     editor.run_button.click()
     assert [d.action for d in editor.decisions] == ["rejected", "approved"]
     assert editor.last_run.plan == editor.decisions[-1].plan
+    (approved,) = editor.last_run.trace.of_kind("approved")  # the run's own record: its first event
+    assert editor.last_run.trace.events[0] == approved
+    assert approved.detail == "rejected: it looks up one island twice; approved"
 
 
 def test_approve_on_an_invalid_plan_says_why_it_is_refused(proposed):
