@@ -72,3 +72,44 @@ def test_09_office_rule(nb09, capsys, answer, said):
 def test_09_your_note(nb09, capsys, note, said):
     nb09["my_note"] = note
     assert verdict(capsys, "09.your-note", nb09["check_note"]).startswith(said)
+
+
+# --- 10 · across machines -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nb10():
+    ns: dict = {}
+    exec("import math\nfrom agentlab.yourturn import not_written", ns)
+    exec(check_code("10_across_machines.ipynb", "10.batch-split"), ns)
+    exec(check_code("10_across_machines.ipynb", "10.chunk-count"), ns)
+    return ns
+
+
+@pytest.mark.parametrize("body, said", [
+    ("return [tasks[i : i + size] for i in range(0, len(tasks), size)]", PASSED),
+    ("not_written()", NOT_WRITTEN),
+    ("return [tasks[i : i + size] for i in range(0, len(tasks) - size + 1, size)]",
+     "✗ split(range(7), 3) does not give every task once, in order"),
+    ("return [tasks[i::size] for i in range(size)]", "✗ split(range(7), 3) does not give every task once"),
+])
+def test_10_batch_split(nb10, capsys, body, said):
+    exec(f"def split(tasks, size):\n    {body}", nb10)
+    assert verdict(capsys, "10.batch-split", nb10["check_split"]).startswith(said)
+
+
+@pytest.mark.parametrize("body, said", [
+    ("most = int(tasks * seconds / (10 * overhead))\n"
+     "    return min(tasks, max(workers, most // workers * workers))", PASSED),
+    ("not_written()", NOT_WRITTEN),
+    ("return min(tasks, max(workers, int(tasks * seconds / (10 * overhead))))",
+     "✗ chunk_count(100, 0.01, 0.003, 4) is 33: not whole rounds of 4"),
+    ("return max(workers, int(tasks * seconds / (10 * overhead)) // workers * workers)",
+     "✗ chunk_count(10, 1.0, 0.025, 4) is 40: give a whole number, at least 4 and at most 10"),
+    ("return workers", "✗ chunk_count(400, 0.004, 0.025, 2) is 2: 4 chunks would still have ten round trips"),
+    ("return 2 * math.ceil(tasks * seconds / (10 * overhead))",
+     "✗ chunk_count(400, 0.004, 0.025, 2) is 14: each chunk has less than ten round trips of work"),
+])
+def test_10_chunk_count(nb10, capsys, body, said):
+    exec(f"def chunk_count(tasks, seconds, overhead, workers):\n    {body}", nb10)
+    assert verdict(capsys, "10.chunk-count", nb10["check_chunk_count"]).startswith(said)
