@@ -113,3 +113,56 @@ def test_10_batch_split(nb10, capsys, body, said):
 def test_10_chunk_count(nb10, capsys, body, said):
     exec(f"def chunk_count(tasks, seconds, overhead, workers):\n    {body}", nb10)
     assert verdict(capsys, "10.chunk-count", nb10["check_chunk_count"]).startswith(said)
+
+
+# --- 11 · caching and streaming ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def nb11():
+    import random
+
+    from agentlab import world
+    from agentlab.llm import SimulatedLLM, Usage
+    from agentlab.llm.usage import PRICES, cost
+    from agentlab.react import react
+
+    chain = world.chain_task(random.Random(8), 8, "c8")  # the lesson's run, as its section 2 makes it
+    ns = dict(Usage=Usage, PRICES=PRICES, cost=cost,
+              cached_run=react(chain.question, SimulatedLLM(seed=0, cache="5m")),
+              plain_run=react(chain.question, SimulatedLLM(seed=0)))
+    exec("import math\nfrom agentlab.yourturn import not_written", ns)
+    exec(check_code("11_caching_and_streaming.ipynb", "11.price-bill"), ns)
+    exec(check_code("11_caching_and_streaming.ipynb", "11.first-written"), ns)
+    return ns
+
+
+PRICE = ("return (usage.input_tokens * p.input + usage.cache_read_tokens * p.cache_read\n"
+         "            + usage.cache_write_tokens * p.cache_write + usage.output_tokens * p.output) / 1e6")
+
+
+@pytest.mark.parametrize("body, said", [
+    (PRICE, PASSED),
+    ("not_written()", NOT_WRITTEN),
+    (PRICE.replace("p.cache_read", "p.input"), "✗ 2,000 tokens read from the cache cost $0.000600"),
+    (PRICE.replace(" / 1e6", ""), "✗ 1,000 fresh input tokens cost $0.003000 by the table, $3000.000000"),
+    (PRICE.replace(" + usage.output_tokens * p.output", ""), "✗ 40 output tokens cost"),
+])
+def test_11_price_bill(nb11, capsys, body, said):
+    exec(f"def price(usage, p):\n    {body}", nb11)
+    assert verdict(capsys, "11.price-bill", nb11["check_price"]).startswith(said)
+
+
+@pytest.mark.parametrize("body, said", [
+    ("return next((n for n, tokens in enumerate(prompts, 1) if tokens >= minimum), None)", PASSED),
+    ("not_written()", NOT_WRITTEN),
+    ("return next((n for n, tokens in enumerate(prompts) if tokens >= minimum), None)",
+     "✗ first_written([100, 600, 700], 512) is 1, not 2"),
+    ("return next((n for n, tokens in enumerate(prompts, 1) if tokens > minimum), None)",
+     "✗ first_written([512], 512) is None, not 1"),
+    ("return next(n for n, tokens in enumerate(prompts, 1) if tokens >= minimum)",
+     "✗ your lines raised StopIteration"),
+])
+def test_11_first_written(nb11, capsys, body, said):
+    exec(f"def first_written(prompts, minimum):\n    {body}", nb11)
+    assert verdict(capsys, "11.first-written", nb11["check_first_written"]).startswith(said)
