@@ -24,7 +24,7 @@ KINDS = ("quiz", "lesson cell", "exercise")  # in the order a lesson's line list
 # what a check prints when the answer passes (a multiple choice: when its form is right, all a check can see)
 PASSED = re.compile(rf"^(All \d+ checks passed\.|The check passed\.|{re.escape(FORM_RIGHT)})$", re.M)
 # a check cell: an exercise's `check(...)`, or a lesson's `your_turn(...)` (agentlab.yourturn)
-CHECK_CALL = re.compile(r"""^\s*(?:check|your_turn)\(\s*["']([\w.-]+)["']""", re.M)
+CHECK_CALL = re.compile(r"""^\s*(?:\w+\s*=\s*)?(?:check|your_turn)\(\s*["']([\w.-]+)["']""", re.M)
 QUIZ_CALL = re.compile(r"""^quiz\(\s*["']([\w.-]+)["']""")
 
 

@@ -30,7 +30,7 @@ def test_progress_reads_a_lessons_your_turn_cells(tmp_path, capsys):
         your_turn(cell_id, test, "here")
         shown = capsys.readouterr().out
         cells.append({"cell_type": "code", "metadata": {}, "execution_count": 1,
-                      "source": f'your_turn("{cell_id}", test, "here")',
+                      "source": f'works = your_turn("{cell_id}", test, "here")',
                       "outputs": [{"output_type": "stream", "name": "stdout", "text": shown}]})
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "03_x.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}}))
