@@ -1,0 +1,104 @@
+"""The "your turn" cells of lessons 05-08: each cell's self-check, read from the notebook itself,
+passes the worked answer in solutions/lessons/NN.md and names the problem in a plausible wrong answer;
+and each cell ships unwritten, its stored output saying so."""
+
+import ast
+import math
+import random
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from agentlab import Plan, Step, world
+from agentlab.experiments import with_checker
+from agentlab.hierarchy import Hierarchy
+from agentlab.llm import SimulatedLLM, usage_report
+from agentlab.planners import stub_planner
+from agentlab.yourturn import NOT_WRITTEN
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS = {n: next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in ("05", "06", "07", "08")}
+CALL = re.compile(r"""your_turn\(\s*["'](\d\d\.[\w-]+)["']""")
+
+
+def code_cells(lesson: str) -> list[str]:
+    return [c.source for c in nbformat.read(LESSONS[lesson], as_version=4).cells if c.cell_type == "code"]
+
+
+def from_notebook(lesson: str, name: str, namespace: dict) -> dict:
+    """Define the notebook's function `name` (its own source, nothing else of its cell) in `namespace`."""
+    for source in code_cells(lesson):
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                exec(ast.get_source_segment(source, node), namespace)
+                return namespace
+    raise AssertionError(f"no function {name} in lesson {lesson}")
+
+
+def worked(cell_id: str, namespace: dict) -> dict:
+    """Run the worked answer of `cell_id`: the first python block under its heading in the solutions."""
+    text = (ROOT / "solutions" / "lessons" / f"{cell_id[:2]}.md").read_text(encoding="utf-8")
+    section = text.split(f"## {cell_id}\n", 1)[1].split("\n## ", 1)[0]
+    exec(re.search(r"```python\n(.*?)```", section, re.S).group(1), namespace)
+    return namespace
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_every_cell_ships_unwritten_and_has_a_worked_answer(lesson):
+    cells = nbformat.read(LESSONS[lesson], as_version=4).cells
+    ids = [m for c in cells if c.cell_type == "code" for m in CALL.findall(c.source)]
+    assert len(ids) >= 2 and len(set(ids)) == len(ids), ids
+    answers = (ROOT / "solutions" / "lessons" / f"{lesson}.md").read_text(encoding="utf-8")
+    for cell_id in ids:
+        assert f"## {cell_id}\n" in answers, cell_id
+        shown = "".join(o.get("text", "") for c in cells if cell_id in c.source for o in c.outputs)
+        assert f"Checking {cell_id}:\n  {NOT_WRITTEN}" in shown, cell_id
+
+
+@pytest.fixture(scope="module")
+def task():
+    return world.fanout_task(random.Random(1), 8, "total")  # lesson 05's task
+
+
+def test_05_predict_calls(task):
+    ns = from_notebook("05", "calls_problem", {})
+    sim = SimulatedLLM(seed=0)
+    shapes = ((2, 3), (3, 2))
+    measured = {(d, b): len(Hierarchy(sim, depth=d, branching=b).solve(task.question).calls())
+                for d, b in shapes}
+    assert ns["calls_problem"](worked("05.predict-calls", {})["predicted_calls"], measured) == ""
+    said = ns["calls_problem"](lambda depth, branching: 2 * depth * branching, measured)
+    assert said.startswith("depth 2, branching 3: you say 12, the run made 8")
+
+
+def test_05_rollup(task):
+    ns = from_notebook("05", "rollup_problem", {"usage_report": usage_report})
+    three = Hierarchy(SimulatedLLM(seed=0), depth=3, branching=2).solve(task.question)
+    assert ns["rollup_problem"](worked("05.rollup", {})["my_rollup"], three) == ""
+
+    def every_run(root):  # counts a call once for every level it passes on the way up
+        calls = [c for team in root.walk() for _, _, c in team.run.calls]
+        return len(calls), sum(c.usage.total_tokens for c in calls)
+
+    assert re.match(r"you count \d+ calls .* the bill has 14 and", ns["rollup_problem"](every_run, three))
+
+
+def test_06_upstream():
+    report = stub_planner("Write a short report on planner-executor agents.")
+    note = Step("note", "critic", "Comment on the sketch.", depends_on=("s2",))
+    with_side_note = Plan([*report.steps[:3], note, report.steps[3]])
+    p = {"s1": 0.9, "s2": 0.9, "s3": 0.9, "note": 0.2, "s4": 0.9}
+    given = {"math": math, "report": report, "with_side_note": with_side_note, "p": p}
+    ns = from_notebook("06", "upstream_problem", given)
+    assert ns["upstream_problem"](worked("06.upstream", {"math": math})["deliverable_success"]) == ""
+    every_step = ns["upstream_problem"](lambda plan, probs: math.prod(probs[s.id] for s in plan))
+    assert "you say 0.1312, it is 0.6561" in every_step
+
+
+def test_06_checker_chain():
+    ns = from_notebook("06", "checker_problem", {"with_checker": with_checker})
+    assert ns["checker_problem"](worked("06.checker-chain", {})["chain_with_checker"]) == ""
+    no_second_try = ns["checker_problem"](lambda p, n, catch: (p + (1 - p) * catch) ** n)
+    assert no_second_try.startswith("p=0.9, n=5, c=0.8: you say 0.9039, it is 0.8676")
