@@ -14,8 +14,10 @@ import pytest
 from agentlab import Plan, Step, world
 from agentlab.experiments import with_checker
 from agentlab.hierarchy import Hierarchy
-from agentlab.llm import SimulatedLLM, usage_report
+from agentlab.llm import SimulatedLLM, Usage, usage_report
+from agentlab.llm.usage import PRICES, cost
 from agentlab.planners import stub_planner
+from agentlab.world.tasks import steps_needed
 from agentlab.yourturn import NOT_WRITTEN
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +104,20 @@ def test_06_checker_chain():
     assert ns["checker_problem"](worked("06.checker-chain", {})["chain_with_checker"]) == ""
     no_second_try = ns["checker_problem"](lambda p, n, catch: (p + (1 - p) * catch) ** n)
     assert no_second_try.startswith("p=0.9, n=5, c=0.8: you say 0.9039, it is 0.8676")
+
+
+def test_07_price_bill():
+    ns = from_notebook("07", "price_problem", {"math": math, "cost": cost, "Usage": Usage})
+    assert ns["price_problem"](worked("07.price-bill", {"PRICES": PRICES})["price"]) == ""
+    one_price = ns["price_problem"](lambda model, i, o: (i + o) * PRICES[model].input / 1_000_000)
+    assert one_price.startswith("sim-large, 1,864 in, 82 out: you say 0.005838 USD, the table says 0.006822")
+
+
+def test_07_routing_rule():
+    ns = from_notebook("07", "router_problem", {})
+    goals = [t.question for t in world.make_tasks(200, seed=2)]  # the lesson's routed tasks
+    mine = worked("07.routing-rule", {"steps_needed": steps_needed})["my_router"]
+    assert ns["router_problem"](mine, goals) == ""
+    assert "returns 'strong' for" in ns["router_problem"](lambda goal: "strong", goals)
+    over = ns["router_problem"](lambda goal: "sim-large" if steps_needed(goal) >= 2 else "sim-small", goals)
+    assert re.fullmatch(r"it sends \d+% of the tasks to the strong model, over the budget of 50%", over)
