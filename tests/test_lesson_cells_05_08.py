@@ -12,11 +12,14 @@ import nbformat
 import pytest
 
 from agentlab import Plan, Step, world
+from agentlab.compare import Setup, compare, row
 from agentlab.experiments import with_checker
+from agentlab.handoffs import handoff
 from agentlab.hierarchy import Hierarchy
 from agentlab.llm import SimulatedLLM, Usage, usage_report
 from agentlab.llm.usage import PRICES, cost
 from agentlab.planners import stub_planner
+from agentlab.routing import split
 from agentlab.world.tasks import steps_needed
 from agentlab.yourturn import NOT_WRITTEN
 
@@ -68,8 +71,9 @@ def test_05_predict_calls(task):
     ns = from_notebook("05", "calls_problem", {})
     sim = SimulatedLLM(seed=0)
     shapes = ((2, 3), (3, 2))
-    measured = {(d, b): len(Hierarchy(sim, depth=d, branching=b).solve(task.question).calls())
-                for d, b in shapes}
+    measured = {
+        (d, b): len(Hierarchy(sim, depth=d, branching=b).solve(task.question).calls()) for d, b in shapes
+    }
     assert ns["calls_problem"](worked("05.predict-calls", {})["predicted_calls"], measured) == ""
     said = ns["calls_problem"](lambda depth, branching: 2 * depth * branching, measured)
     assert said.startswith("depth 2, branching 3: you say 12, the run made 8")
@@ -121,3 +125,41 @@ def test_07_routing_rule():
     assert "returns 'strong' for" in ns["router_problem"](lambda goal: "strong", goals)
     over = ns["router_problem"](lambda goal: "sim-large" if steps_needed(goal) >= 2 else "sim-small", goals)
     assert re.fullmatch(r"it sends \d+% of the tasks to the strong model, over the budget of 50%", over)
+
+
+@pytest.fixture(scope="module")
+def tuning_batch():
+    """A small batch through one agent and the team, both on the large model, as in lesson 08."""
+    tasks = world.make_tasks(30, seed=1)
+    setup = Setup(SimulatedLLM(seed=0, error_rate=0.1), tool_steps=False)
+    return compare(tasks, setup, ["react", "planner+workers"])
+
+
+def test_08_routed_accuracy(tuning_batch):
+    given = {"math": math, "world": world, "row": row, "split": split}
+    ns = from_notebook("08", "routed_problem", given)
+    mine = worked("08.routed-accuracy", {"world": world})["routed_accuracy"]
+    assert ns["routed_problem"](mine, tuning_batch) == ""
+
+    def reversed_rule(comparison, threshold):  # the team for the small tasks
+        one, team = comparison.outcomes["react"], comparison.outcomes["planner+workers"]
+        picked = [
+            (one if world.steps_needed(t.question) >= threshold else team)[i].right
+            for i, t in enumerate(comparison.tasks)
+        ]
+        return sum(picked) / len(picked)
+
+    assert re.match(r"the team from \d+ steps: you say", ns["routed_problem"](reversed_rule, tuning_batch))
+
+
+def test_08_handoff_audit():
+    ns = from_notebook("08", "audit_problem", {"handoff": handoff})
+    question, llm = world.chain_task(random.Random(7), 4).question, SimulatedLLM(seed=0)  # lesson 08's task
+    assert ns["audit_problem"](worked("08.handoff-audit", {})["audit"], question, llm) == ""
+
+    def reads_the_note(run):  # looks for the request in the note, where the fix does not put it
+        return [f"turn {t.turn} dropped it" for t in run.transfers if run.task not in t.note]
+
+    said = ns["audit_problem"](reads_the_note, question, llm)
+    assert said == "it flags the 'intent' handoff, which forwards the request"
+    assert ns["audit_problem"](lambda run: None, question, llm) == "it returns NoneType, not a list of lines"
