@@ -55,6 +55,8 @@ def test_every_cell_ships_unwritten_and_has_a_worked_answer(lesson):
     cells = nbformat.read(LESSONS[lesson], as_version=4).cells
     ids = [m for c in cells if c.cell_type == "code" for m in CALL.findall(c.source)]
     assert len(ids) >= 2 and len(set(ids)) == len(ids), ids
+    exercise = (ROOT / "exercises" / LESSONS[lesson].name).read_text(encoding="utf-8")
+    assert not set(ids) & set(re.findall(r'check\(\\"(\d\d\.[\w-]+)', exercise)), "an exercise has that id"
     answers = (ROOT / "solutions" / "lessons" / f"{lesson}.md").read_text(encoding="utf-8")
     for cell_id in ids:
         assert f"## {cell_id}\n" in answers, cell_id
@@ -82,7 +84,7 @@ def test_05_predict_calls(task):
 def test_05_rollup(task):
     ns = from_notebook("05", "rollup_problem", {"usage_report": usage_report})
     three = Hierarchy(SimulatedLLM(seed=0), depth=3, branching=2).solve(task.question)
-    assert ns["rollup_problem"](worked("05.rollup", {})["my_rollup"], three) == ""
+    assert ns["rollup_problem"](worked("05.my-rollup", {})["my_rollup"], three) == ""
 
     def every_run(root):  # counts a call once for every level it passes on the way up
         calls = [c for team in root.walk() for _, _, c in team.run.calls]
@@ -155,7 +157,7 @@ def test_08_routed_accuracy(tuning_batch):
 def test_08_handoff_audit():
     ns = from_notebook("08", "audit_problem", {"handoff": handoff})
     question, llm = world.chain_task(random.Random(7), 4).question, SimulatedLLM(seed=0)  # lesson 08's task
-    assert ns["audit_problem"](worked("08.handoff-audit", {})["audit"], question, llm) == ""
+    assert ns["audit_problem"](worked("08.audit-line", {})["audit"], question, llm) == ""
 
     def reads_the_note(run):  # looks for the request in the note, where the fix does not put it
         return [f"turn {t.turn} dropped it" for t in run.transfers if run.task not in t.note]
