@@ -1,6 +1,6 @@
 """The "your turn" cells of lessons 05-08: each cell's self-check, read from the notebook itself,
 passes the worked answer in solutions/lessons/NN.md and names the problem in a plausible wrong answer;
-and each cell ships unwritten, its stored output saying so."""
+and each cell ships unwritten, its stored output saying so, where `agentlab progress` finds it."""
 
 import ast
 import math
@@ -19,13 +19,13 @@ from agentlab.hierarchy import Hierarchy
 from agentlab.llm import SimulatedLLM, Usage, usage_report
 from agentlab.llm.usage import PRICES, cost
 from agentlab.planners import stub_planner
+from agentlab.progress import CHECK_CALL
 from agentlab.routing import split
 from agentlab.world.tasks import steps_needed
 from agentlab.yourturn import NOT_WRITTEN
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = {n: next((ROOT / "notebooks").glob(f"{n}_*.ipynb")) for n in ("05", "06", "07", "08")}
-CALL = re.compile(r"""your_turn\(\s*["'](\d\d\.[\w-]+)["']""")
 
 
 def code_cells(lesson: str) -> list[str]:
@@ -53,7 +53,7 @@ def worked(cell_id: str, namespace: dict) -> dict:
 @pytest.mark.parametrize("lesson", sorted(LESSONS))
 def test_every_cell_ships_unwritten_and_has_a_worked_answer(lesson):
     cells = nbformat.read(LESSONS[lesson], as_version=4).cells
-    ids = [m for c in cells if c.cell_type == "code" for m in CALL.findall(c.source)]
+    ids = [m for c in cells if c.cell_type == "code" for m in CHECK_CALL.findall(c.source)]
     assert len(ids) >= 2 and len(set(ids)) == len(ids), ids
     exercise = (ROOT / "exercises" / LESSONS[lesson].name).read_text(encoding="utf-8")
     assert not set(ids) & set(re.findall(r'check\(\\"(\d\d\.[\w-]+)', exercise)), "an exercise has that id"
