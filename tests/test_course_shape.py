@@ -14,7 +14,7 @@ MAX_OBJECTIVES, MAX_CELLS, MAX_WORDS = 5, 55, 3500
 # Known excess, still to be cut: a ceiling at a lesson's size (cells, words), so that it can only
 # shrink; remove its entry once the lesson is back within the targets. None today.
 OVER: dict[str, dict[str, int]] = {}
-WORD = re.compile(r"[A-Za-z0-9][\w'’.,%×-]*")
+WORD = re.compile(r"[A-Za-z0-9][\w'-]*")  # as the course lint counts: 3.5 is two words
 
 
 def cells(path):
