@@ -1,0 +1,99 @@
+"""The "your turn" cells of lessons 01–04 (agentlab.yourturn): each cell's self-check passes the
+worked answer in solutions/lessons/NN.md and names the problem in a plausible wrong answer, and the
+cell as shipped (the stub) says "not written yet" and carries on. Only the cells each check needs
+are run, so the file takes seconds."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from notebook_code import skip_without_solutions
+
+from agentlab.yourturn import NOT_WRITTEN, PASSED
+
+skip_without_solutions()
+
+ROOT = Path(__file__).resolve().parents[1]
+PRELUDE = "from agentlab.yourturn import not_written, your_turn\n"
+
+
+def notebook(number: str) -> dict[str, str]:
+    """The code cells of lesson `number`, by cell id."""
+    path = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+    return {c.id: c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"}
+
+
+def worked_answer(cell_id: str) -> str:
+    """The code block under the heading `## cell_id` in solutions/lessons/NN.md."""
+    text = (ROOT / "solutions" / "lessons" / f"{cell_id[:2]}.md").read_text(encoding="utf-8")
+    found = re.search(rf"^## {re.escape(cell_id)}\n.*?```python\n(.*?)```", text, re.M | re.S)
+    assert found, f"no worked answer for {cell_id}"
+    return found.group(1)
+
+
+def run_turn(number: str, setup: list[str], turn: str, lines: str | None) -> str:
+    """Run the setup cells, then the learner's lines (or the stub cell when None), then the check
+    cell; return what the check cell printed."""
+    cells, namespace = notebook(number), {}
+    exec(PRELUDE, namespace)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for cell_id in setup:
+            exec(cells[cell_id], namespace)
+        exec(cells[f"{turn}1"] if lines is None else lines, namespace)
+    shown = io.StringIO()
+    with contextlib.redirect_stdout(shown):
+        exec(cells[f"{turn}2"], namespace)
+    return shown.getvalue()
+
+
+# (lesson, the setup cells, the turn's cell-id prefix, the self-check's id, a wrong answer, words
+# its verdict must contain, a line the lesson then prints when the answer is used)
+CASES = [
+    (
+        "01",
+        ["c02", "c06", "c08", "c10"],
+        "nb01-turn-a",
+        "01.both-researchers",
+        'def comparison_plan(task):\n    return Plan([Step("r1", "researcher", "A."), Step("r2", "researcher", "B."),'
+        ' Step("w", "writer", "C.", depends_on=["r2"])])\n',
+        "not on both researchers",
+        "w writer     given ['r1', 'r2']",
+    ),
+    (
+        "01",
+        ["c02", "c17"],
+        "nb01-turn-b",
+        "01.translator",
+        "def translator(step, context):\n    return context['s4']\n",
+        "unchanged",
+        "s5    translator s4",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case[3])
+def test_the_worked_answer_passes_and_the_lesson_uses_it(case):
+    number, setup, turn, cell_id, _, _, used = case
+    shown = run_turn(number, setup, turn, worked_answer(cell_id))
+    assert shown.startswith(f"Checking {cell_id}:\n{PASSED}\n"), shown
+    assert used in shown, shown
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case[3])
+def test_a_wrong_answer_is_named_in_a_line(case):
+    number, setup, turn, cell_id, wrong, words, _ = case
+    verdict = run_turn(number, setup, turn, wrong).splitlines()[1]
+    assert verdict.startswith("  ✗ ") and words in verdict, verdict
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case[3])
+def test_the_stub_as_shipped_says_not_written_yet_and_the_lesson_carries_on(case):
+    number, setup, turn, cell_id, _, _, _ = case
+    shown = run_turn(number, setup, turn, None)
+    assert shown.startswith(f"Checking {cell_id}:\n  {NOT_WRITTEN}\n") and "Traceback" not in shown, shown
+    assert len(shown.splitlines()) > 2, "the lesson printed nothing after the check"
