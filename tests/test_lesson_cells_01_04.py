@@ -59,8 +59,9 @@ CASES = [
         ["c02", "c06", "c08", "c10"],
         "nb01-turn-a",
         "01.both-researchers",
-        'def comparison_plan(task):\n    return Plan([Step("r1", "researcher", "A."), Step("r2", "researcher", "B."),'
-        ' Step("w", "writer", "C.", depends_on=["r2"])])\n',
+        "def comparison_plan(task):\n"
+        '    return Plan([Step("r1", "researcher", "A."), Step("r2", "researcher", "B."),\n'
+        '                 Step("w", "writer", "C.", depends_on=["r2"])])\n',
         "not on both researchers",
         "w writer     given ['r1', 'r2']",
     ),
