@@ -74,6 +74,26 @@ CASES = [
         "unchanged",
         "s5    translator s4",
     ),
+    (
+        "02",
+        ["8ef59fd4"],
+        "nb02-turn-a",
+        "02.ready",
+        "def ready(plan, done):\n    return [s.id for s in plan if s.id not in done]\n",
+        "with [] done it gave",
+        "waves: [['s1', 's2'], ['s3'], ['s4']]",
+    ),
+    (
+        "02",
+        ["8ef59fd4", "428a7059", "7d5c464d", "1533761b", "acd8e3b7", "ac152a71"],
+        "nb02-turn-b",
+        "02.slow-critic",
+        "def slow_critic_plan():\n"
+        '    return Plan([replace(s, duration=5.0) if s.id == "s3" else s for s in plan])\n'
+        "my_prediction = 8.0\n",
+        "you predicted 8.0 s, two workers take 10 s",
+        "critical path: (['s1', 's3', 's4'], 10.0)",
+    ),
 ]
 
 
