@@ -42,8 +42,8 @@ def run_turn(number: str, setup: list[str], turn: str, lines: str | None) -> str
     cells, namespace = notebook(number), {}
     exec(PRELUDE, namespace)
     with contextlib.redirect_stdout(io.StringIO()):
-        for cell_id in setup:
-            exec(cells[cell_id], namespace)
+        for cell_id in setup:  # a cell's id, or a line of setup in its place
+            exec(cells.get(cell_id, cell_id), namespace)
         exec(cells[f"{turn}1"] if lines is None else lines, namespace)
     shown = io.StringIO()
     with contextlib.redirect_stdout(shown):
@@ -51,8 +51,9 @@ def run_turn(number: str, setup: list[str], turn: str, lines: str | None) -> str
     return shown.getvalue()
 
 
-# (lesson, the setup cells, the turn's cell-id prefix, the self-check's id, a wrong answer, words
-# its verdict must contain, a line the lesson then prints when the answer is used)
+# (lesson, the setup cells (or lines standing in for a costly one), the turn's cell-id prefix, the
+# self-check's id, a wrong answer, words its verdict must contain, what the lesson then prints when
+# the answer is used)
 CASES = [
     (
         "01",
@@ -93,6 +94,32 @@ CASES = [
         "my_prediction = 8.0\n",
         "you predicted 8.0 s, two workers take 10 s",
         "critical path: (['s1', 's3', 's4'], 10.0)",
+    ),
+    (
+        "03",
+        ["f3500260", "514cd91d", "423c941c", "649944c6"],
+        "nb03-turn-a",
+        "03.by-hand",
+        "my_question = 'What is the age of the governor of the home island of Petra Quist?'\n"
+        "def my_answer():\n    return world.lookup(world.lookup('Petra Quist', 'home island'), 'governor')\n",
+        "the records do not give",
+        "the team answers '47': right",
+    ),
+    (
+        "03",
+        [
+            "f3500260",
+            "514cd91d",
+            "423c941c",
+            "649944c6",
+            "forgetful = SimulatedLLM(seed=1, error_rate=1.0, error_kinds=['dropped_dependency'])",
+            "task = world.make_tasks(1, seed=0)[0]",
+        ],
+        "nb03-turn-b",
+        "03.unwaited",
+        "def unwaited(plan):\n    return []\n",
+        "let a step use what it does not wait for",
+        "refused: ['step",
     ),
 ]
 
