@@ -14,6 +14,7 @@ import nbformat
 import pytest
 from notebook_code import skip_without_solutions
 
+from agentlab.progress import CHECK_CALL
 from agentlab.yourturn import NOT_WRITTEN, PASSED
 
 skip_without_solutions()
@@ -121,6 +122,30 @@ CASES = [
         "let a step use what it does not wait for",
         "refused: ['step",
     ),
+    (
+        "04",
+        [
+            "76d3a13b",
+            "d8ec3ef4",
+            "f6680306",
+            "from agentlab.monitor import recompute_critic\nfrom agentlab.recovery import Retry",
+        ],
+        "nb04-turn-a",
+        "04.lookup-critic",
+        "def lookup_critic(step, output, context):\n    return None\n",
+        "it approved a wrong answer to a lookup",
+        "-> Lamplighters Guild (right)",
+    ),
+    (
+        "04",
+        ["76d3a13b", "d8ec3ef4", "from agentlab.recovery import Retry"],
+        "nb04-turn-b",
+        "04.price-retry",
+        "def finally_fails(p, retries):\n    return p ** retries\n"
+        "def attempts_per_step(p, retries):\n    return 1 + p * retries\n",
+        "finally_fails(0.5, 0) gave 1.0, not 0.5",
+        "1.39",
+    ),
 ]
 
 
@@ -145,3 +170,13 @@ def test_the_stub_as_shipped_says_not_written_yet_and_the_lesson_carries_on(case
     shown = run_turn(number, setup, turn, None)
     assert shown.startswith(f"Checking {cell_id}:\n  {NOT_WRITTEN}\n") and "Traceback" not in shown, shown
     assert len(shown.splitlines()) > 2, "the lesson printed nothing after the check"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case[3])
+def test_progress_finds_the_cell_and_its_stored_output_says_not_written_yet(case):
+    number, _, turn, cell_id, _, _, _ = case
+    path = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
+    cell = next(c for c in nbformat.read(path, as_version=4).cells if c.get("id") == f"{turn}2")
+    assert CHECK_CALL.findall(cell.source) == [cell_id]  # how `agentlab progress` finds the cell
+    shown = "".join(o.get("text", "") for o in cell.outputs)
+    assert f"Checking {cell_id}:\n  {NOT_WRITTEN}" in shown
