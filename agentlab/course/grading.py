@@ -316,11 +316,11 @@ def _grade_exercise(session, exercise: str, name: str | None, errors: dict, chec
     except Exception as error:
         return Result(exercise, "error", f"could not take {name} out of the notebook: {_name(error)}")
     old = tempfile.tempdir
-    tempfile.tempdir, session.exercise = str(session.scratch), exercise
+    tempfile.tempdir = str(session.scratch)
     try:
         return verdict(exercise, answer)
     finally:
-        tempfile.tempdir, session.exercise = old, None
+        tempfile.tempdir = old
 
 
 SLACK = 3  # a case's time limit, times this: every call of the learner's crosses into the sandbox and back

@@ -93,9 +93,6 @@ class Session:
         helpers: its kit is then a copy that lacks them (`forbidden.kit_without`)."""
         self.cells, self.workdir, self.forbidden = cells, Path(workdir), forbidden or {}
         self.kit: Path | None = None  # that copy's folder, removed by cleanup()
-        self.exercise: str | None = (
-            None  # the exercise whose cases are running: the kernel forbids its helpers
-        )
         self.process: subprocess.Popen | None = None
         self.scratch = Path(tempfile.mkdtemp(prefix="agentlab-scratch-"))
         self.peer: wire.Peer | None = None
@@ -184,7 +181,7 @@ class Session:
         cells = ["" if i in skip else source for i, source in enumerate(self.cells)]
         deadline, index = time.monotonic() + START_SECONDS, -1  # the clock starts with the first cell
         try:
-            self.peer.post(("run", cells, self.forbidden))
+            self.peer.post(("run", cells))  # a forbidding exercise's sandbox lacks the helpers in its kit
             while True:
                 message = self.peer.next_message(deadline - time.monotonic())
                 if message[0] == "ready" and len(message) == 2 and _texts(message[1]):
@@ -225,7 +222,7 @@ class Session:
         return self._ask(("get", name))[0]
 
     def call(self, number: int, args: tuple, kwargs: dict) -> Any:
-        answer = self._ask(("call", number, args, kwargs, self.exercise))
+        answer = self._ask(("answer", number, args, kwargs))
         if len(answer) != 2 or type(answer[1]) is not list:
             self.close()
             raise RuntimeError("your function's answer came back out of turn")
