@@ -83,18 +83,19 @@ def paths(value, where=()):
             yield from paths(inner, (*where, i))
 
 
-def mutated(rng: random.Random) -> tuple[dict, tuple]:
-    """FULL with one value somewhere replaced by a wrong one (or its key removed)."""
-    body = copy.deepcopy(FULL)
-    where = rng.choice([p for p in paths(FULL) if p])
-    parent = body
+def mutated(rng: random.Random, value: dict = FULL) -> tuple[dict, tuple]:
+    """A copy of `value` (FULL) with one value somewhere replaced by a wrong one (or its key removed),
+    and where."""
+    value = copy.deepcopy(value)
+    where = rng.choice([p for p in paths(value) if p])
+    parent = value
     for step in where[:-1]:
         parent = parent[step]
     if isinstance(parent, dict) and rng.random() < 0.15:
         del parent[where[-1]]
     else:
         parent[where[-1]] = copy.deepcopy(rng.choice(WRONG))
-    return body, where
+    return value, where
 
 
 def test_400_fuzzed_bodies_each_get_a_reply_and_a_4xx_names_the_field():
@@ -123,16 +124,9 @@ def test_400_fuzzed_bodies_each_get_a_reply_and_a_4xx_names_the_field():
 
 def schema_mutated(rng: random.Random, schema: dict) -> tuple[dict, tuple]:
     """A body asking for a plan, its schema with one value replaced by a wrong one (or removed)."""
+    changed, where = mutated(rng, schema)
     body = {**HELLO, "max_tokens": 400, "output_config": {"format": {"type": "json_schema"}}}
-    body["output_config"]["format"]["schema"] = changed = copy.deepcopy(schema)
-    where = rng.choice([p for p in paths(schema) if p])
-    parent = changed
-    for step in where[:-1]:
-        parent = parent[step]
-    if isinstance(parent, dict) and rng.random() < 0.15:
-        del parent[where[-1]]
-    else:
-        parent[where[-1]] = copy.deepcopy(rng.choice(WRONG))
+    body["output_config"]["format"]["schema"] = changed
     return body, where
 
 
