@@ -11,6 +11,10 @@ how; `run_plan(faults=[...])` applies the first fault that hits each attempt.
   replaced by a plausible wrong one: only a check can notice), "slow" (the
   attempt takes `seconds`: only a timeout can notice).
 
+A step's faults leave the planner alone. `FaultyLLM` reaches it: wrap the planner's model
+to make every call slower or refused, and watch what a run does when its one planner is slow
+or down (notebook 10).
+
 Whether a probabilistic fault hits is decided by a hash of (seed, step id, role,
 attempt number), never by call order: the same seed gives the same faults at any
 worker count. A retry is a new attempt and a rerouted step a new role, so each
@@ -23,8 +27,10 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
+from agentlab.llm.base import LLM, Completion, ModelError
 from agentlab.monitor import FAILED
 from agentlab.valid import MAX_TIMEOUT, number
 from agentlab.world import ENTITIES
@@ -104,3 +110,26 @@ def wrong_output(output: str) -> str:
         same = [name for name, e in ENTITIES.items() if e.kind == kind and name != text]
         return same[sum(map(ord, text)) % len(same)]
     return text[::-1]
+
+
+class FaultyLLM:
+    """`llm`, with a fault of its own: each reply takes `slower` times its latency (an overloaded
+    endpoint), or, with `down`, every call fails at once with a ModelError (an outage). Give it to
+    the planner alone to see the coordinator as a bottleneck and as a single point of failure."""
+
+    def __init__(self, llm: LLM, *, slower: float = 1.0, down: bool = False):
+        number(slower, "FaultyLLM's slower", above=0, must_be="a factor above 0 (5 means five times slower)")
+        self.llm, self.slower, self.down = llm, slower, bool(down)
+
+    @property
+    def backend(self) -> str:
+        return self.llm.backend
+
+    def __repr__(self) -> str:
+        return f"FaultyLLM({self.llm!r}, slower={self.slower:g}, down={self.down})"
+
+    def complete(self, **request: Any) -> Completion:
+        if self.down:
+            raise ModelError(f"{self.backend} model is down (an outage injected by FaultyLLM)")
+        reply = self.llm.complete(**request)
+        return replace(reply, latency=round(reply.latency * self.slower, 6))

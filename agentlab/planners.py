@@ -12,18 +12,21 @@ re-asks with the error when a check fails, a bounded number of times. The planne
 is the one place that judges a plan and re-asks, on every backend: a backend only
 returns what the model said, so a planner fails the same way on the simulator, on
 Claude and on a local server (`PlanningFailed`, holding every call paid for).
+
+`FallbackPlanner` keeps one planner from being the run's single point of failure: when the
+first planner fails (its model down, no valid plan), the next one is asked.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentlab.agents import Agent
 from agentlab.budget import planning_refused
-from agentlab.llm.base import LLM, Completion, ModelError, PaidError, redact
+from agentlab.llm.base import LLM, Completion, ModelError, PaidError, paid, redact
 from agentlab.plan import Plan, PlanError, Step, plan_json, references
 from agentlab.prompts import failure_report, report_instruction, task_request, team_line
 from agentlab.valid import number
@@ -232,6 +235,44 @@ class LLMPlanner:
         plan = Plan.from_dict(plan_json(reply.text), self.team, calls=self.calls)  # it carries what it cost
         check_plan(plan, self.team)
         return plan
+
+
+@dataclass
+class FallbackPlanner:
+    """Plans with the first of `planners` that gives a plan, in order: a second planner (another
+    model, another backend, the stub) keeps the run going when the first one's model is down.
+    The plan carries every call paid for on the way, the failed planners' too; when all of them
+    fail, the `PlanningFailed` names each one's failure. It helps only if they do not fail together."""
+
+    planners: Sequence[Callable[[str], Plan]]
+
+    def __post_init__(self):
+        self.planners = tuple(self.planners)
+        if not self.planners or not all(callable(p) for p in self.planners):
+            raise ValueError("FallbackPlanner takes a list of planners: at least one, each a planner(task)")
+
+    def __call__(self, task: str) -> Plan:
+        return self._first(self.planners, lambda planner: planner(task))
+
+    def replan(self, task: str, plan: Plan, outputs: Mapping[str, str], failure: str) -> Plan:
+        """A new plan from the first planner that can replan and does."""
+        able = [p for p in self.planners if callable(getattr(p, "replan", None))]
+        return self._first(able, lambda planner: planner.replan(task, plan, outputs, failure))
+
+    def _first(self, planners: Sequence[Any], ask: Callable[[Any], Plan]) -> Plan:
+        spent: list[Completion] = []
+        failures = [] if planners else ["none of the planners has a replan method"]
+        for i, planner in enumerate(planners, 1):
+            try:
+                plan = ask(planner)
+            except Exception as error:  # noqa: BLE001 - any planner's failure hands over to the next
+                spent += paid(error)
+                failures.append(f"planner {i} of {len(planners)}: {planning_failure(error)}")
+                continue
+            if spent and isinstance(plan, Plan):  # what the failed planners cost travels with the plan
+                plan = Plan(plan.steps, plan.roles, calls=[*spent, *plan.calls])
+            return plan
+        raise PlanningFailed("every planner failed: " + "; ".join(failures), [], spent)
 
 
 def quoted(reply: str) -> str:
