@@ -44,6 +44,12 @@ def in_order(steps: Sequence[Step]) -> list[str]:
     return order
 
 
+def sinks(steps: Sequence[Step]) -> list[str]:
+    """The ids of the steps no step depends on (a plan's ends), in the order `in_order` gives."""
+    needed = {d for s in steps for d in s.depends_on}
+    return [i for i in in_order(steps) if i not in needed]
+
+
 def below(steps: Sequence[Step], step_id: str) -> set[str]:
     """The ids of every step that needs `step_id`, directly or through others."""
     needs = {s.id: s.depends_on for s in steps}

@@ -6,8 +6,8 @@ can trust a plan it is handed: it has at least one step, unique ids, known depen
 
 Plans travel as JSON (that is what an LLM planner will emit), so this module also owns the JSON
 form, its JSON Schema, the parser that turns anything malformed into a `PlanError` a learner can
-read, `plan_json` (the one way the kit finds a plan's JSON in a model's reply); and the plan's own
-language, in which `$s1` in a step's instruction or arguments stands for step s1's output.
+read, `plan_json` (the one way the kit finds a plan's JSON in a model's reply); and hands on the
+plan's own language (`agentlab.plan_refs`), in which `$s1` in a step's text stands for s1's output.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from agentlab.dag import below, cycle, in_order
+from agentlab.dag import below, cycle, in_order, sinks
+from agentlab.plan_refs import REFERENCE, fill_in, references, resolve, walk  # noqa: F401 (kit imports)
 from agentlab.valid import cut, decoded, json_problem, loads, names, number, shown
 
 if TYPE_CHECKING:  # networkx is imported where a graph is made (agentlab/dag.py says why)
@@ -128,9 +129,15 @@ class Plan:
         return [s for s in self.steps if s.id in under]
 
     @functools.cached_property  # a Plan never changes: found once, though every Run.deliverable asks
+    def ends(self) -> tuple[Step, ...]:
+        """The steps no step waits for, in topological order. The last is `final_step`; any other's
+        output reaches nobody, which a run's text says (`trace.loose_ends`), as the editor does."""
+        return tuple(self._by_id[i] for i in sinks(self.steps))
+
+    @property
     def final_step(self) -> Step:
-        """The synthesis step: the last one in topological order. Its output is the deliverable."""
-        return self.topological_order()[-1]
+        """The synthesis step, the last of `ends` (last in topological order): the deliverable's."""
+        return self.ends[-1]
 
     def critical_path(self, durations: Mapping[str, float]) -> tuple[list[str], float]:
         """The longest chain of dependencies, by summed duration: (step ids in order, its length).
@@ -253,47 +260,6 @@ def plan_json(text: str) -> Any:
         raise whole from None
 
 
-# --- the $id language: a step's reference to an earlier step's output ---------------
-
-REFERENCE = re.compile(r"\$([A-Za-z]\w*)")  # "$s1": the output of step s1, LLMCompiler-style
-
-
-def _walk(value: Any, replace: Callable[[re.Match], str]) -> Any:
-    """`value` (text, or mappings and lists holding text) with each `$id` match replaced by
-    `replace(match)`. Mappings come back as dicts, tuples as lists, anything else as it was."""
-    if isinstance(value, str):
-        return REFERENCE.sub(replace, value)
-    if isinstance(value, Mapping):
-        return {k: _walk(v, replace) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_walk(v, replace) for v in value]
-    return value
-
-
-def references(value: Any) -> set[str]:
-    """The step ids that `value` (text, or args holding text) refers to as `$id`."""
-    found: set[str] = set()
-    _walk(value, lambda m: found.add(m.group(1)) or m.group(0))  # note each id, change nothing
-    return found
-
-
-def resolve(value: Any, context: Context, step_id: str = "?") -> Any:
-    """Replace each `$id` in `value` with the output of step `id`, which must be in `context`."""
-
-    def output(match: re.Match) -> str:
-        if match[1] in context:
-            return context[match[1]]
-        have = ", ".join(context) or "none"
-        raise ValueError(f"step {step_id!r} refers to {match[0]}, which is not one of its inputs ({have})")
-
-    return _walk(value, output)
-
-
-def fill_in(text: str, outputs: Mapping[str, str]) -> str:
-    """`text` with each `$id` replaced by that step's output; unknown references stay as they are."""
-    return _walk(text, lambda m: outputs.get(m.group(1), m.group(0)))
-
-
 # --- what is left of a plan, and a new plan renamed to stand beside an old one -------
 
 
@@ -311,7 +277,7 @@ def renamed(plan: Plan, prefix: str) -> list[Step]:
     new = {step_id: prefix + step_id for step_id in plan.ids}
 
     def rename(value: Any) -> Any:
-        return _walk(value, lambda m: "$" + new.get(m.group(1), m.group(1)))
+        return walk(value, lambda m: "$" + new.get(m.group(1), m.group(1)))
 
     steps = [replace(s, instruction=rename(s.instruction), args=rename(dict(s.args))) for s in plan]
     return [replace(s, id=new[s.id], depends_on=tuple(new[d] for d in s.depends_on)) for s in steps]

@@ -235,14 +235,36 @@ class Run:
     def __str__(self) -> str:
         plan = str(self.plan) if self.plan else "(no plan)"
         parts = [f"Task: {self.task}", plan, "", str(self.trace), "", self.summary()]
-        return redact("\n".join(parts) + f"\nDeliverable: {self.deliverable}")
+        note = loose_ends(self.plan) if self.plan else ""
+        return redact("\n".join(parts) + f"\nDeliverable: {self.deliverable}" + (f"\n{note}" if note else ""))
 
     def _repr_html_(self) -> str:
         shown = Trace([replace(e, detail=redact(e.detail)) for e in self.trace])
         deliverable = html.escape(redact(str(self.deliverable))).replace("\n", "<br>")
+        note = loose_ends(self.plan) if self.plan else ""  # a plan with several ends says so
         return (
             f"<p><b>Task:</b> {html.escape(redact(self.task))}<br>"
             f"<b>Run:</b> {html.escape(self.summary())}</p>"
             f"{shown._repr_html_()}"
             f"<p><b>Deliverable:</b><br><code>{deliverable}</code></p>"
+            + (f"<p><i>{html.escape(note)}</i></p>" if note else "")
         )
+
+
+def loose_ends(plan: Plan) -> str:
+    """A plan with one end: "". With several: a sentence naming them and the one delivered.
+
+    Only `plan.final_step`'s output is the deliverable, so another end's output reaches nobody:
+    the third latent bug of the textbook's Code 32.3.1, which delivers whichever subtask is listed
+    last. The kit does not refuse such a plan (a model may write one, and a replanned run keeps
+    finished steps the new ones do not need); it says so wherever the run is shown."""
+    if len(plan.ends) < 2:
+        return ""
+    *others, last = [s.id for s in plan.ends]
+    one = len(others) == 1
+    left = " and ".join(f"{i}'s" for i in others) + (" is" if one else " are")
+    return (
+        f"Note: steps {', '.join(others)} and {last} {'both' if one else 'all'} end the plan (no step "
+        f"waits for them); only {last}'s output is delivered (it comes last in order), {left} left "
+        f"out. To deliver {'both' if one else 'all of them'}, add a step that waits for each."
+    )

@@ -48,7 +48,7 @@ from agentlab.plan_rows import COLUMNS, DEFAULT_SUCCESS, StepRow, step_row
 from agentlab.planners import stub_planner
 from agentlab.run import Run, run_plan
 from agentlab.schedule import makespan, step_durations, virtual_schedule
-from agentlab.trace import Event
+from agentlab.trace import Event, loose_ends
 from agentlab.valid import number
 from agentlab.viz import draw_plan, draw_timeline, layers
 
@@ -199,7 +199,8 @@ class PlanEditor:
             return
         self._edited(plan)
         self.plan, self.error = plan, ""
-        self.message.value = '<span style="color:#2e7d32">&#10003; valid plan</span>'
+        note = f" &middot; {html.escape(said)}" if (said := loose_ends(plan)) else ""  # loose ends: named
+        self.message.value = f'<span style="color:#2e7d32">&#10003; valid plan</span>{note}'
         durations = step_durations(plan, self.team)
         path, length = plan.critical_path(durations)
         k = self.workers.value
