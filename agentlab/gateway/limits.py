@@ -102,6 +102,40 @@ def check(
     return None
 
 
+def check_class(limit: float | None, spent_today: float, now: float) -> Refusal | None:
+    """The class's daily budget (all learners together), if `spent_today` has reached it: a 429
+    that names the class limit, what is left and when it resets, not retried before then."""
+    if limit is None or spent_today < limit:
+        return None
+    wait = next_reset(now) - now
+    return Refusal(
+        429,
+        "rate_limit_error",
+        f"class budget reached: the class has spent ${spent_today:.4f} of its ${limit:.2f}/day, "
+        f"$0.00 left; it resets at 00:00 UTC (in {_duration(wait)}); tell your instructor",
+        retry_after=math.ceil(wait),
+        retry=False,
+    )
+
+
+def left(
+    learner: Learner, spent_today: float, spent_ever: float, class_limit: float | None, class_today: float
+) -> tuple[float, str] | None:
+    """(dollars, which budget) this learner may still spend now: the least of what their daily
+    budget, their course budget and the class's daily budget leave (None: no limit at all). A
+    stream is cut when its running cost would pass it."""
+    room = [
+        (max(0.0, limit - spent), which)
+        for limit, spent, which in (
+            (learner.dollars_per_day, spent_today, f"the daily budget of {learner.name}"),
+            (learner.dollars_total, spent_ever, f"the course budget of {learner.name}"),
+            (class_limit, class_today, "the class's daily budget"),
+        )
+        if limit is not None
+    ]
+    return min(room) if room else None
+
+
 class Gate:
     """Each learner's requests in the last minute and requests in flight, for `per_minute` and
     `concurrent`. `enter` admits a request (or says why not); every admitted one must `leave`."""
