@@ -191,7 +191,13 @@ def class_budget(ledger, args: argparse.Namespace) -> int:
     from agentlab.gateway.limits import parse_dollars
 
     if args.dollars is not None:
-        ledger.set_class_budget(parse_dollars(args.dollars))
+        try:
+            dollars = parse_dollars(args.dollars)
+        except ValueError:
+            raise ValueError(
+                f"budget {args.dollars!r}: write the class's dollars per day, like 40/day (or none)"
+            ) from None
+        ledger.set_class_budget(dollars)
     limit = ledger.class_budget()
     print(
         "the class has no budget of its own (each learner's still holds)"
