@@ -6,6 +6,7 @@ the real `anthropic` SDK as the learners' client and `agentlab serve` as the ups
 from __future__ import annotations
 
 import json
+import pickle
 import socket
 import time
 from pathlib import Path
@@ -50,17 +51,6 @@ def solve(llm, task: int = 1):
     return orchestrate(world.sample_tasks()[task].question, LLMPlanner(llm, team), team)
 
 
-@pytest.fixture
-def offline(monkeypatch):
-    """No connection can be opened from here on: a replay must need none."""
-
-    def refuse(*args, **kwargs):
-        raise OSError("the network is off in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-
-
 # --- recordings ----------------------------------------------------------------------------------
 
 
@@ -87,7 +77,11 @@ def test_a_learners_session_through_the_gateway_replays_offline_with_the_same_ou
     assert all(not one["cut"] and one["request"]["model"].startswith("claude-") for one in recorded)
 
     gateway.stop(), upstream.stop()
-    monkeypatch.setattr(socket.socket, "connect", lambda *a: (_ for _ in ()).throw(OSError("offline")))
+
+    def offline(*args):
+        raise OSError("the network is off: a replay must need none")
+
+    monkeypatch.setattr(socket.socket, "connect", offline)  # from here on, no connection can open
     replay = ReplayLLM(folder / "learner-01.jsonl")
     replayed = [solve(replay, task) for task in (1, 2)]
     assert [r.outputs for r in replayed] == [r.outputs for r in runs]
@@ -96,6 +90,10 @@ def test_a_learners_session_through_the_gateway_replays_offline_with_the_same_ou
         [usage_report(r).total.cost for r in runs]
     )
     assert replay.recorded_from == {"anthropic"}
+    monkeypatch.setenv("AGENTLAB_PLANNER_MODEL", "claude-elsewhere-1")  # the replayer's own settings:
+    monkeypatch.setenv("AGENTLAB_EXECUTOR_MODEL", "claude-elsewhere-2")  # the recording's models win
+    again = pickle.loads(pickle.dumps(ReplayLLM(folder / "learner-01.jsonl")))  # as to a Dask worker
+    assert solve(again, 1).outputs == runs[0].outputs
     with pytest.raises(
         ModelError, match=r"not in the recording .*learner-01.jsonl \(5 calls recorded\): model="
     ):

@@ -23,8 +23,9 @@ kit's own request (a model alias like "sim-large", a schema before `api_schema`)
 kit's Claude backend sent; so a ReplayLLM answers such calls through that same backend
 (`AnthropicLLM`), whose requests go to the recording instead of a server: the request the kit
 would send is built exactly as it was when recorded, and found by its wire key. The planner and
-executor models are the configured ones (AGENTLAB_PLANNER_MODEL / AGENTLAB_EXECUTOR_MODEL), as
-they were for the learner. A call the gateway cut short (`"cut"`) replays as the error it was.
+executor models are the ones the recording used (the one model its plan requests name, and the
+one other its remaining requests name), else the configured ones (AGENTLAB_PLANNER_MODEL /
+AGENTLAB_EXECUTOR_MODEL). A call the gateway cut short (`"cut"`) replays as the error it was.
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ class ReplayLLM:
             )
         self._answers: dict[str, Completion] = {}
         self._wire: dict[str, dict[str, Any]] = {}  # wire key -> {"message", "latency", "cut"}
+        self._requests: list[dict[str, Any]] = []  # the wire requests, for the models they name
         self._calls = 0
         self.recorded_from: set[str] = set()
         with self.path.open(encoding="utf-8") as f:
@@ -206,6 +208,7 @@ class ReplayLLM:
                         original = "anthropic"
                         wired = {"message": dict(entry["message"]), "latency": float(entry.get("latency", 0))}
                         self._wire.setdefault(str(entry["key"]), {**wired, "cut": str(entry.get("cut", ""))})
+                        self._requests.append(entry["request"])
                     else:
                         original = entry["completion"]["backend"]
                         completion = completion_from_dict(entry["completion"], f"replay of {original}")
@@ -261,7 +264,11 @@ class ReplayLLM:
 
                 http = httpx2.Client(transport=httpx2.MockTransport(self._wire_answer))
                 self._claude = AnthropicLLM(
-                    base_url="http://recording.invalid", api_key="replay", http_client=http, max_retries=0
+                    *recorded_models(self._requests),
+                    base_url="http://recording.invalid",
+                    api_key="replay",
+                    http_client=http,
+                    max_retries=0,
                 )
         self._local.found, self._local.missing = None, ""
         try:
@@ -285,14 +292,28 @@ class ReplayLLM:
                 f"this call was cut short when it was recorded ({found['cut']}) [key {key}]"
                 if found
                 else f"this request is not in the recording {self.path} ({len(self)} calls recorded): "
-                f"{wire_summary(body)} [wire key {key}]. The models are AGENTLAB_PLANNER_MODEL and "
-                "AGENTLAB_EXECUTOR_MODEL: set them as they were when it was recorded."
+                f"{wire_summary(body)} [wire key {key}]. Record it through the gateway, or with "
+                "AGENTLAB_RECORD on a live backend."
             )
             self._local.missing = said
             error = {"type": "error", "error": {"type": "not_found_error", "message": said}}
             return httpx2.Response(404, json=error, headers={"x-should-retry": "false"})
         self._local.found = found
         return httpx2.Response(200, json=found["message"])
+
+
+def recorded_models(requests: Sequence[Mapping[str, Any]]) -> tuple[str | None, str | None]:
+    """(planner, executor) models a wire recording used: the one model its plan requests (those
+    with a schema) name, and the one other model the rest name; None where that is not one."""
+
+    def planned(request: Mapping[str, Any]) -> bool:
+        return bool((request.get("output_config") or {}).get("format"))
+
+    plans = {r.get("model") for r in requests if planned(r)}
+    planner = plans.pop() if len(plans) == 1 else None
+    rest = {r.get("model") for r in requests if not planned(r)} - {planner}
+    executor = rest.pop() if len(rest) == 1 else None
+    return tuple(m if isinstance(m, str) else None for m in (planner, executor))  # type: ignore[return-value]
 
 
 def wire_summary(body: Mapping[str, Any], width: int = 60) -> str:
