@@ -7,9 +7,12 @@ daily budget, `PermissionDeniedError` for a model not allowed, `BadRequestError`
 over the cap) and the learner reads why. A budget refusal carries `x-should-retry: false`: the
 SDK would otherwise retry a 429 that cannot succeed before midnight.
 
-The daily budget is checked against what the learner has already spent: the call that crosses the
-line is answered (its cost is only known afterwards), so a learner can overshoot by at most one
-call (or by one call per concurrent request), which the `max_tokens` cap bounds.
+The daily budget is checked against what the learner has already spent: a call that is not
+streamed and crosses the line is answered (its cost is only known afterwards), so a learner can
+overshoot by at most one call (or by one call per concurrent request), which the `max_tokens` cap
+bounds. A stream is cut where its running cost would pass what is `left` (`relay`). The class's
+own daily budget (`check_class`, set by `agentlab gateway budget`) is checked the same way,
+against what the whole class has spent today.
 
 Requests per minute and requests at once are counted in memory by a `Gate` (a restarted gateway
 starts them afresh; the dollars are in the ledger and never do). Those refusals are 429s the SDK

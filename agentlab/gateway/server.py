@@ -9,7 +9,10 @@ its usage priced by the kit's price table (`llm.usage.cost`, with prompt caching
 tiers) and committed to the ledger before the reply leaves. An upstream that cannot be reached or
 answers garbage is a 502 (504: too slow) with one line, and the learner is charged nothing.
 Streams (`"stream": true`) pass through event by event as they arrive, and are billed from the
-usage their events report, when they end. A `model_map` sends a model id the class's notebooks ask
+usage their events report, when they end; one whose running cost would pass what the learner has
+left is cut there with the API's `error` event (`relay`). Every billed call is recorded with
+what it asked and got, cleared of keys (`recordings`), in the same commit as its bill. The
+class's daily budget is checked with the learner's limits. A `model_map` sends a model id the class's notebooks ask
 for (a retired one) as another, before the limits are checked.
 
 The HTTP around it (requests bounded in size and time, connections kept alive) is the kit's own
