@@ -12,8 +12,8 @@ Streams (`"stream": true`) pass through event by event as they arrive, and are b
 usage their events report, when they end; one whose running cost would pass what the learner has
 left is cut there with the API's `error` event (`relay`). Every billed call is recorded with
 what it asked and got, cleared of keys (`recordings`), in the same commit as its bill. The
-class's daily budget is checked with the learner's limits. A `model_map` sends a model id the class's notebooks ask
-for (a retired one) as another, before the limits are checked.
+class's daily budget is checked with the learner's limits. A `model_map` sends a model id the
+class's notebooks ask for (a retired one) as another, before the limits are checked.
 
 The HTTP around it (requests bounded in size and time, connections kept alive) is the kit's own
 `llm.serve_http.ReplyServer`, the listening half of `agentlab serve`.
