@@ -241,5 +241,6 @@ def test_notebook_03_runs_end_to_end_through_the_gateway_and_its_spend_is_record
     assert any("Backend: anthropic" in o.get("text", "") for o in outputs)
     row = rows(ledger)["learner-01"]
     assert row["calls"] == answered > 0 and row["dollars"] > 0 and row["refusals"] == 0
-    assert seconds < 90, f"notebook 03 took {seconds:.0f} s through the gateway"
+    # 25 s on this 2-core machine when quiet (533 calls), 62 s at a load average of 8: bounded, not timed
+    assert seconds < 150, f"notebook 03 took {seconds:.0f} s through the gateway"
     print(f"notebook 03 through the gateway: {answered} calls, ${row['dollars']:.4f}, {seconds:.1f} s")
