@@ -40,6 +40,8 @@ def export(ledger: Ledger, name: str, folder: str | Path) -> tuple[Path, int, in
     file, the calls written, and how many of them were streams cut short."""
     exchanges = ledger.exchanges(name)
     where = Path(folder)
+    if where.exists() and not where.is_dir():
+        raise ValueError(f"{where} is a file: give a folder for the recording (it writes {name}.jsonl there)")
     try:
         where.mkdir(parents=True, exist_ok=True)
         path = where / f"{name}.jsonl"

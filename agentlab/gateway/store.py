@@ -340,12 +340,10 @@ class Ledger:
             budget = "none" if row[12] is None else row[12]
             values = (*row[:7], round(row[7], 10), *row[8:10], seen, round(row[11], 10), budget)
             out.append(dict(zip(REPORT_FIELDS, values, strict=True)))
-        if out:
-            sums = {name: sum(r[name] for r in out) for name in REPORT_FIELDS[2:10] + ("dollars_today",)}
-            last = max(str(r["last_seen"]) for r in out)
-            whole = {"learner": CLASS_ROW, "model": "(all)", **sums, "last_seen": last}
-            out.append({**whole, "budget_per_day": "none" if limit is None else limit})
-        return out
+        sums = {name: sum(r[name] for r in out) for name in REPORT_FIELDS[2:10] + ("dollars_today",)}
+        last = max((str(r["last_seen"]) for r in out), default="")
+        whole = {"learner": CLASS_ROW, "model": "(all)", **sums, "last_seen": last}
+        return [*out, {**whole, "budget_per_day": "none" if limit is None else limit}]
 
 
 _LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked, per_minute, concurrent, dollars_total"
