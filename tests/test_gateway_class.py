@@ -94,6 +94,12 @@ def test_a_learners_session_through_the_gateway_replays_offline_with_the_same_ou
     monkeypatch.setenv("AGENTLAB_EXECUTOR_MODEL", "claude-elsewhere-2")  # the recording's models win
     again = pickle.loads(pickle.dumps(ReplayLLM(folder / "learner-01.jsonl")))  # as to a Dask worker
     assert solve(again, 1).outputs == runs[0].outputs
+    marked = [{**recorded[0], "cut": "budget reached mid-stream: ..."}, *recorded[1:]]
+    (folder / "cut.jsonl").write_text("".join(json.dumps(one) + "\n" for one in marked))
+    cut = solve(ReplayLLM(folder / "cut.jsonl"), 1)  # its first call (the plan) was cut when recorded
+    assert (
+        cut.status == "failed" and "cut short when it was recorded (budget reached mid-stream" in cut.reason
+    )
     with pytest.raises(
         ModelError, match=r"not in the recording .*learner-01.jsonl \(5 calls recorded\): model="
     ):
