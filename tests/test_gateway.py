@@ -587,5 +587,7 @@ def test_a_mapped_model_id_is_sent_as_its_replacement_and_limited_as_the_model_u
         reply = learner(gateway, token).messages.create(**{**HELLO, "model": "claude-haiku-4-1"})
     assert reply.model == "sim-small"  # the simulator answered the haiku it was sent
     assert rows(ledger)["ada"]["refusals"] == 0  # allowed: the model used is one ada may use
+    (kept,) = ledger.exchanges("ada")  # recorded as ada's notebook asked: its replay asks the same
+    assert json.loads(kept.request)["model"] == "claude-haiku-4-1"
     assert main(["gateway", "serve", "--upstream", upstream.url, "--map", "claude-haiku-4-1"]) == 2
     assert "write OLD=NEW" in capsys.readouterr().err

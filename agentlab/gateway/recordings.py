@@ -1,6 +1,7 @@
-"""Every answered call of a learner, kept for a replay: the request as the gateway sent it upstream
-and the message that came back (a stream's assembled from its events), in the ledger's
-`exchanges` table, and exported as a recording the kit's `ReplayLLM` answers from.
+"""Every answered call of a learner, kept for a replay: the request as the learner sent it (before
+any `--map` of a retired model id) and the message that came back (a stream's assembled from its
+events), in the ledger's `exchanges` table, and exported as a recording the kit's `ReplayLLM`
+answers from.
 
 `agentlab gateway recordings export learner-01 DIR` writes DIR/learner-01.jsonl, one call a line in
 the kit's replay format for calls over the wire (`llm.replay`: the wire key, the request, the

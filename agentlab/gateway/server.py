@@ -51,10 +51,13 @@ NOT_CHARGED = "nothing was charged"
 
 @dataclass(frozen=True)
 class Sent:
-    """An admitted request on its way: the body sent, its wire key, whether it streams, what the
-    learner has left to spend (dollars and which budget; None: no limit), when it left."""
+    """An admitted request on its way: the body sent; the body the learner sent (before a model
+    map) and its wire key, which the recording keeps, so a replay of the learner's notebook finds
+    it; whether it streams, what the learner has left to spend (dollars and which budget; None: no
+    limit), when it left."""
 
     raw: bytes
+    asked: bytes
     key: str
     stream: bool
     budget: tuple[float, str] | None
@@ -135,6 +138,7 @@ class GatewayServer(ReplyServer):
             named = body.get("model") if isinstance(body, dict) else None
             model = named if isinstance(named, str) else "-"
             return model, self._refuse(learner, model, limits.Refusal(400, "invalid_request_error", said))
+        asked, key = raw, wire_key(body)  # as the learner's notebook sent it, for the recording
         if body["model"] in self.model_map:  # before the limits: they name the models actually used
             body = {**body, "model": self.model_map[body["model"]]}
             raw = json.dumps(body).encode()
@@ -155,7 +159,7 @@ class GatewayServer(ReplyServer):
         budget = limits.left(learner, today, ever, class_limit, class_today)
         streaming = False
         try:
-            sent = Sent(raw, wire_key(body), bool(body.get("stream")), budget, time.perf_counter())
+            sent = Sent(raw, asked, key, bool(body.get("stream")), budget, time.perf_counter())
             reply = self._forward(route, learner, model, headers, sent)
             streaming = isinstance(reply.stream, Relay)
             return model, reply
@@ -203,7 +207,9 @@ class GatewayServer(ReplyServer):
         """What the call asked and got, cleared of keys and tokens, for the learner's recording."""
         key = self.upstream.key
         seconds = round(time.perf_counter() - sent.started, 3)
-        return Exchange(sent.key, clean(sent.raw.decode(), key), clean(message, key), seconds, cut)
+        return Exchange(
+            sent.key, clean(sent.asked.decode("utf-8", "replace"), key), clean(message, key), seconds, cut
+        )
 
     def _count(self, route: str, learner: Learner, raw: bytes, headers: Mapping[str, str]) -> Reply:
         """count_tokens: passed through, free, not recorded."""

@@ -108,10 +108,10 @@ class Learner:
 
 @dataclass(frozen=True)
 class Exchange:
-    """What a call asked and what came back, for a replay: the request body as sent upstream (and
-    its `llm.replay.wire_key`, taken before any cleaning) and the message (a stream's assembled
-    from its events), both already cleared of keys and tokens (`recordings.clean`); `cut` says
-    why a stream ended early ("" if it ended whole)."""
+    """What a call asked and what came back, for a replay: the request body as the learner sent
+    it (and its `llm.replay.wire_key`, taken before any cleaning) and the message (a stream's
+    assembled from its events), both already cleared of keys and tokens (`recordings.clean`);
+    `cut` says why a stream ended early ("" if it ended whole)."""
 
     key: str
     request: str
