@@ -106,6 +106,22 @@ def test_a_learners_session_through_the_gateway_replays_offline_with_the_same_ou
         replay.complete(system="x", messages=[{"role": "user", "content": "never asked"}])
 
 
+def test_a_streamed_tool_call_is_recorded_as_the_message_it_streams(gateway, ledger, upstream):
+    """The recording assembles a stream as the SDK does: a tool call's JSON pieces become its input."""
+    from test_serve import RESEARCHER, TOOL_SPECS
+
+    ask = {**HELLO, "max_tokens": 500, "system": RESEARCHER, "tools": TOOL_SPECS}
+    ask["messages"] = [{"role": "user", "content": "What is the capital of Kelloway?"}]
+    token = ledger.add_learner("ada", dollars_per_day=2.0)
+    with learner(gateway, token).messages.stream(**ask) as stream:
+        streamed = stream.get_final_message()
+    assert streamed.stop_reason == "tool_use"
+    direct = anthropic.Anthropic(base_url=upstream.url, api_key=KEY, max_retries=0).messages.with_raw_response
+    (kept,) = ledger.exchanges("ada")
+    assert json.loads(kept.message) == direct.create(**ask).http_response.json()
+    assert json.loads(kept.request) == {**ask, "stream": True} and not kept.cut
+
+
 def test_no_key_and_no_token_is_in_any_recorded_file_even_one_a_learner_pasted(gateway, ledger, tmp_path):
     token = ledger.add_learner("ada", dollars_per_day=2.0)
     other = ledger.add_learner("bo", dollars_per_day=2.0)
