@@ -75,6 +75,13 @@ def test_a_learners_session_through_the_gateway_replays_offline_with_the_same_ou
     recorded = [json.loads(line) for line in (folder / "learner-01.jsonl").read_text().splitlines()]
     assert len(recorded) == calls and recorded[-1]["message"] == whole
     assert all(not one["cut"] and one["request"]["model"].startswith("claude-") for one in recorded)
+    later = ["gateway", "recordings", "export", "learner-01", str(tmp_path / "later"), "--db", ledger.path]
+    assert main([*later, "--since", "2999-01-01"]) == 0  # one run of a lab: the calls in a window
+    assert "wrote 0 call(s)" in capsys.readouterr().out
+    assert main([*later, "--since", "2000-01-01T00:00", "--until", "2999-01-01T00:00+00:00"]) == 0
+    assert f"wrote {calls} call(s)" in capsys.readouterr().out
+    assert main([*later, "--until", "tomorrow"]) == 2
+    assert "--until 'tomorrow': write a UTC time like 2026-11-30T14:00" in capsys.readouterr().err
 
     gateway.stop(), upstream.stop()
 

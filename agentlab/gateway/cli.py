@@ -76,6 +76,8 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     export = what.add_parser("export", parents=[db], help="write DIR/NAME.jsonl for AGENTLAB_REPLAY")
     export.add_argument("name")
     export.add_argument("folder", metavar="DIR")
+    export.add_argument("--since", default=None, help="only calls from this UTC time, like 2026-11-30T14:00")
+    export.add_argument("--until", default=None, help="only calls up to this UTC time")
 
     budget = actions.add_parser(
         "budget", parents=[db], help="the class's dollars per day, all learners together"
@@ -178,9 +180,10 @@ def report(ledger, args: argparse.Namespace) -> int:
 
 
 def export_recording(ledger, args: argparse.Namespace) -> int:
-    from agentlab.gateway.recordings import export
+    from agentlab.gateway.recordings import export, utc_time
 
-    path, calls, cut = export(ledger, args.name, args.folder)
+    window = utc_time(args.since, "--since"), utc_time(args.until, "--until")
+    path, calls, cut = export(ledger, args.name, args.folder, *window)
     cuts = f" ({cut} cut short by the gateway: they replay as the error they were)" if cut else ""
     print(f"wrote {calls} call(s) of {args.name} to {path}{cuts}")
     print(f"replay them offline: AGENTLAB_BACKEND=replay AGENTLAB_REPLAY={path}")

@@ -3,7 +3,8 @@ any `--map` of a retired model id) and the message that came back (a stream's as
 events), in the ledger's `exchanges` table, and exported as a recording the kit's `ReplayLLM`
 answers from.
 
-`agentlab gateway recordings export learner-01 DIR` writes DIR/learner-01.jsonl, one call a line in
+`agentlab gateway recordings export learner-01 DIR` writes DIR/learner-01.jsonl (`--since` and
+`--until`, UTC times like 2026-11-30T14:00, keep one run of a lab), one call a line in
 the kit's replay format for calls over the wire (`llm.replay`: the wire key, the request, the
 message, the seconds the upstream took, and "cut" for a stream the gateway ended early). Then
 `AGENTLAB_BACKEND=replay AGENTLAB_REPLAY=DIR/learner-01.jsonl` replays that learner's session
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +38,13 @@ def clean(text: str, key: str = "") -> str:
     return redact(text)
 
 
-def export(ledger: Ledger, name: str, folder: str | Path) -> tuple[Path, int, int]:
-    """Write learner `name`'s exchanges to folder/name.jsonl (created, or replaced); return the
-    file, the calls written, and how many of them were streams cut short."""
-    exchanges = ledger.exchanges(name)
+def export(
+    ledger: Ledger, name: str, folder: str | Path, since: float | None = None, until: float | None = None
+) -> tuple[Path, int, int]:
+    """Write learner `name`'s exchanges (those from `since` to `until`, Unix times, if given: one
+    run of a lab) to folder/name.jsonl (created, or replaced); return the file, the calls
+    written, and how many of them were streams cut short."""
+    exchanges = ledger.exchanges(name, since, until)
     where = Path(folder)
     if where.exists() and not where.is_dir():
         raise ValueError(f"{where} is a file: give a folder for the recording (it writes {name}.jsonl there)")
@@ -60,6 +65,18 @@ def export(ledger: Ledger, name: str, folder: str | Path) -> tuple[Path, int, in
     except OSError as e:
         raise ValueError(f"cannot write the recording into {where}: {e.strerror or e}") from None
     return path, len(exchanges), sum(1 for one in exchanges if one.cut)
+
+
+def utc_time(text: str | None, option: str) -> float | None:
+    """A UTC time as written on the command line (2026-11-30T14:00, or a date) as a Unix time;
+    ValueError naming the option otherwise."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: write a UTC time like 2026-11-30T14:00 (or a date)") from None
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
 
 
 class Assembly:

@@ -13,6 +13,7 @@ the file holds nothing a learner could call with, and never the instructor's key
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import secrets
 import sqlite3
@@ -261,17 +262,20 @@ class Ledger:
                     (added.lastrowid, call.learner_id, *vars(exchange).values()),
                 )
 
-    def exchanges(self, name: str) -> list[Exchange]:
-        """Learner `name`'s recorded exchanges, oldest first. ValueError for a name nobody has."""
+    def exchanges(self, name: str, since: float | None = None, until: float | None = None) -> list[Exchange]:
+        """Learner `name`'s recorded exchanges, oldest first (only those answered from `since` to
+        `until`, Unix times, when given). ValueError for a name nobody has."""
+        query = (
+            "SELECT e.key, e.request, e.message, e.latency, e.cut FROM exchanges e "
+            "JOIN calls c ON c.id = e.call_id WHERE e.learner_id = ? AND c.at >= ? AND c.at <= ? "
+            "ORDER BY e.call_id"
+        )
         with self._lock:
             found = self._db.execute("SELECT id FROM learners WHERE name = ?", (name,)).fetchone()
             if found is None:
                 raise ValueError(f"no learner named {name!r} (`agentlab gateway learner list` lists them)")
-            rows = self._db.execute(
-                "SELECT key, request, message, latency, cut FROM exchanges "
-                "WHERE learner_id = ? ORDER BY call_id",
-                found,
-            ).fetchall()
+            window = (-math.inf if since is None else since, math.inf if until is None else until)
+            rows = self._db.execute(query, (*found, *window)).fetchall()
         return [Exchange(*row) for row in rows]
 
     # --- the class's budget -----------------------------------------------------------------
