@@ -124,7 +124,9 @@ def main(learners: int = 50, requests: int = 40) -> None:
                     f"latency median {figures[name][0] * 1000:.1f} ms, p99 {figures[name][1] * 1000:.1f} ms"
                 )
             added = [(g - d) * 1000 for g, d in zip(figures["gateway"], figures["direct"], strict=True)]
-            print(f"added under load: median {added[0]:.1f} ms, p99 {added[1]:.1f} ms")
+            print(  # under load the difference is mostly queueing, and p99s of two runs need not order
+                f"added under load: median {added[0]:+.1f} ms, p99 {added[1]:+.1f} ms (quantiles subtracted)"
+            )
             alone = {
                 name: quantiles(load(port, tokens[:1], 200)[0]) for name, port in (("d", up), ("g", way))
             }
