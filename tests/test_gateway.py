@@ -255,9 +255,9 @@ def test_the_instructors_key_is_never_in_a_reply_a_log_line_or_the_ledger_and_to
 ):
     token = ledger.add_learner("ada", dollars_per_day=0.00003, max_tokens=300)  # two calls cross it
     client, seen = learner(gateway, token), []
-    seen.append(client.messages.create(**HELLO).model_dump_json())
-    with client.messages.stream(**HELLO) as stream:
+    with client.messages.stream(**HELLO) as stream:  # within the budget: not cut
         seen += [event.model_dump_json() for event in stream]
+    seen.append(client.messages.create(**HELLO).model_dump_json())  # the call that crosses it
     for bad in (
         lambda: client.messages.create(**HELLO),  # over budget
         lambda: client.messages.create(**{**HELLO, "max_tokens": 999}),
@@ -267,9 +267,11 @@ def test_the_instructors_key_is_never_in_a_reply_a_log_line_or_the_ledger_and_to
         with pytest.raises(anthropic.APIStatusError) as e:
             bad()
         seen.append(e.value.response.text + str(dict(e.value.response.headers)))
+    assert main(["gateway", "recordings", "export", "ada", str(tmp_path / "rec"), "--db", ledger.path]) == 0
     ledger.close()
-    written = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
-    assert len(written) > 0 and len(lines) >= 6
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]  # the ledger (its WAL too) and the recording
+    written = b"".join(p.read_bytes() for p in files)
+    assert len(written) > 0 and len(lines) >= 6 and (tmp_path / "rec" / "ada.jsonl").stat().st_size > 0
     for text in (*seen, *lines, written.decode("latin-1")):
         assert KEY not in text and token not in text
 
@@ -409,8 +411,11 @@ def test_the_commands_add_list_revoke_rotate_and_report(tmp_path, capsys, gatewa
     token = ledger.add_learner("ada", dollars_per_day=2.0)
     learner(gateway, token).messages.create(**HELLO)
     assert main(["gateway", "report", "--db", ledger.path]) == 0
-    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    row, whole = csv.DictReader(io.StringIO(capsys.readouterr().out))
     assert row["learner"] == "ada" and row["calls"] == "1" and float(row["dollars"]) > 0
+    assert row["dollars_today"] == row["dollars"] and row["budget_per_day"] == "2.0"
+    assert (whole["learner"], whole["model"], whole["budget_per_day"]) == ("(class)", "(all)", "none")
+    assert whole["dollars"] == row["dollars"] and whole["calls"] == "1"
 
 
 def test_serve_without_a_key_for_anthropics_api_says_what_to_set(tmp_path, capsys, monkeypatch):
@@ -460,7 +465,7 @@ def test_count_tokens_is_passed_through_free_and_an_unknown_endpoint_is_a_404(ga
     body = json.dumps({"model": "claude-haiku-5-5", "messages": HELLO["messages"]}).encode()
     status, said = post(gateway.url + "/v1/messages/count_tokens", body, token)
     assert status == 404 and "agentlab serve" in said["error"]["message"]  # the upstream's own answer
-    assert upstream.counts["requests"] == 1 and ledger.report() == []
+    assert upstream.counts["requests"] == 1 and [r["learner"] for r in ledger.report()] == ["(class)"]
     status, said = post(gateway.url + "/v1/complete", body, token)
     assert status == 404 and "POST /v1/messages" in said["error"]["message"]
 
@@ -582,5 +587,7 @@ def test_a_mapped_model_id_is_sent_as_its_replacement_and_limited_as_the_model_u
         reply = learner(gateway, token).messages.create(**{**HELLO, "model": "claude-haiku-4-1"})
     assert reply.model == "sim-small"  # the simulator answered the haiku it was sent
     assert rows(ledger)["ada"]["refusals"] == 0  # allowed: the model used is one ada may use
+    (kept,) = ledger.exchanges("ada")  # recorded as ada's notebook asked: its replay asks the same
+    assert json.loads(kept.request)["model"] == "claude-haiku-4-1"
     assert main(["gateway", "serve", "--upstream", upstream.url, "--map", "claude-haiku-4-1"]) == 2
     assert "write OLD=NEW" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 One process the instructor runs, with their key in its environment; each learner gets their own
 token (never the key), a daily budget and limits, checked before a request goes on; every call is
-priced by the kit's price table and kept in one SQLite file that Ctrl-C or a crash does not lose.
+priced by the kit's price table and kept, with what it asked and answered (for a replay), in one
+SQLite file that Ctrl-C or a crash does not lose.
 Learners' notebooks run unchanged: they export two lines and the SDK goes to the gateway.
 
     export ANTHROPIC_API_KEY=sk-ant-...                  # the instructor's key, in the gateway's shell only
@@ -16,7 +17,9 @@ Learners' notebooks run unchanged: they export two lines and the SDK goes to the
     agentlab gateway learner list --db class.db
     agentlab gateway learner revoke learner-01 --db class.db
     agentlab gateway learner rotate learner-01 --db class.db   # a new token; the old one stops
-    agentlab gateway report --db class.db > spend.csv           # per learner and model
+    agentlab gateway budget 40/day --db class.db                # the whole class's daily cap
+    agentlab gateway report --db class.db > spend.csv           # per learner and model, then the class
+    agentlab gateway recordings export learner-01 replays --db class.db   # their calls, for a replay
     agentlab gateway check-models --db class.db                 # model ids the upstream no longer lists
 
 Any server that speaks the Messages API can be the upstream (`--upstream URL`): `agentlab serve`
@@ -24,6 +27,6 @@ for a rehearsal offline, a local model's server, or Anthropic's API (the default
 
 Modules, one idea each: `store` (the SQLite ledger), `limits` (a learner's limits, checked),
 `upstream` (the way out, with the key), `server` (the HTTP gateway), `relay` (a stream passed
-through and billed once), `models` (check-models), `dashboard` (the spend page), `cli` (the
-commands).
+through, billed once, cut at the budget), `recordings` (each call kept for a replay, and
+exported), `models` (check-models), `dashboard` (the spend page), `cli` (the commands).
 """

@@ -71,6 +71,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     check.add_argument("--upstream", default=None, help="the Messages API to ask (default Anthropic's)")
 
+    recordings = actions.add_parser("recordings", help="a learner's calls, as a recording to replay")
+    what = recordings.add_subparsers(dest="recordings_action", required=True)
+    export = what.add_parser("export", parents=[db], help="write DIR/NAME.jsonl for AGENTLAB_REPLAY")
+    export.add_argument("name")
+    export.add_argument("folder", metavar="DIR")
+    export.add_argument("--since", default=None, help="only calls from this UTC time, like 2026-11-30T14:00")
+    export.add_argument("--until", default=None, help="only calls up to this UTC time")
+
+    budget = actions.add_parser(
+        "budget", parents=[db], help="the class's dollars per day, all learners together"
+    )
+    budget.add_argument("dollars", nargs="?", default=None, help="like 40/day, or none; omitted: show it")
+
     report = actions.add_parser(
         "report", parents=[db], help="CSV per learner and model: calls, tokens, dollars"
     )
@@ -81,7 +94,9 @@ def main(args: argparse.Namespace) -> int:
     """Run `agentlab gateway ...` (as parsed by the parser `add_parser` extended)."""
     from agentlab.gateway.store import Ledger
 
-    action = args.gateway_action if args.gateway_action != "learner" else args.learner_action
+    action = {"learner": getattr(args, "learner_action", ""), "recordings": "export"}.get(
+        args.gateway_action, args.gateway_action
+    )
     try:
         if action == "serve":
             return serve(args)
@@ -89,9 +104,9 @@ def main(args: argparse.Namespace) -> int:
             return check_models(args)
         ledger = Ledger(args.db)
         try:
-            return {"add": add, "revoke": revoke, "rotate": rotate, "list": listing, "report": report}[
-                action
-            ](ledger, args)
+            commands = {"add": add, "revoke": revoke, "rotate": rotate, "list": listing, "report": report}
+            commands.update({"export": export_recording, "budget": class_budget})
+            return commands[action](ledger, args)
         finally:
             ledger.close()
     except ValueError as e:
@@ -154,10 +169,44 @@ def report(ledger, args: argparse.Namespace) -> int:
     try:
         writer = csv.DictWriter(out, REPORT_FIELDS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows({**row, "dollars": f"{row['dollars']:.8f}"} for row in rows)  # never 2.3e-05
+        writer.writerows(  # never 2.3e-05
+            {**row, "dollars": f"{row['dollars']:.8f}", "dollars_today": f"{row['dollars_today']:.8f}"}
+            for row in rows
+        )
     finally:
         if out is not sys.stdout:
             out.close()
+    return 0
+
+
+def export_recording(ledger, args: argparse.Namespace) -> int:
+    from agentlab.gateway.recordings import export, utc_time
+
+    window = utc_time(args.since, "--since"), utc_time(args.until, "--until")
+    path, calls, cut = export(ledger, args.name, args.folder, *window)
+    cuts = f" ({cut} cut short by the gateway: they replay as the error they were)" if cut else ""
+    print(f"wrote {calls} call(s) of {args.name} to {path}{cuts}")
+    print(f"replay them offline: AGENTLAB_BACKEND=replay AGENTLAB_REPLAY={path}")
+    return 0
+
+
+def class_budget(ledger, args: argparse.Namespace) -> int:
+    from agentlab.gateway.limits import parse_dollars
+
+    if args.dollars is not None:
+        try:
+            dollars = parse_dollars(args.dollars)
+        except ValueError:
+            raise ValueError(
+                f"budget {args.dollars!r}: write the class's dollars per day, like 40/day (or none)"
+            ) from None
+        ledger.set_class_budget(dollars)
+    limit = ledger.class_budget()
+    print(
+        "the class has no budget of its own (each learner's still holds)"
+        if limit is None
+        else f"the class's budget: ${limit:.2f}/day, all learners together (resets at 00:00 UTC)"
+    )
     return 0
 
 

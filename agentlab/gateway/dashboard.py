@@ -2,8 +2,10 @@
 starts, held in memory only, never in the ledger).
 
 Today's spend per learner against their daily budget, and the class's total against the sum of
-the budgets; then the report's rows (per learner and model: calls, tokens fresh and cached,
-dollars, refusals, upstream failures, last seen). Plain HTML, no script: reload to refresh.
+the budgets and against the class's own budget (`agentlab gateway budget`), if it has one; then
+the report's rows (per learner and model: calls, tokens fresh and cached, dollars (all time and
+today), refusals, upstream failures, last seen, the learner's budget; a last row for the class:
+the sums against the class's budget). Plain HTML, no script: reload to refresh.
 """
 
 from __future__ import annotations
@@ -32,13 +34,21 @@ def page(ledger: Ledger, now: float | None = None) -> bytes:
         )
         for one in learners
     ]
-    shown = ({**row, "dollars": f"{row['dollars']:.6f}"} for row in ledger.report())
+    limit = ledger.class_budget()
+    against = (
+        " The class has no budget of its own."
+        if limit is None
+        else f" Against the class's budget of ${limit:.2f}/day: ${max(0.0, limit - total):.4f} left"
+        + (" (reached: every request is refused until 00:00 UTC)." if total >= limit else ".")
+    )
+    money = ("dollars", "dollars_today")
+    shown = ({**row, **{m: f"{row[m]:.6f}" for m in money}} for row in ledger.report(day))
     rows = [tuple(str(row[name]) for name in REPORT_FIELDS) for row in shown]
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>agentlab gateway</title>",
         f"<style>{STYLE}</style></head><body><h1>agentlab gateway</h1>",
         f"<p>Today ({day} UTC): the class spent <b>${total:.4f}</b>",
-        f" of ${sum(budgets):.2f} in daily budgets ({len(learners)} learner(s)).</p>",
+        f" of ${sum(budgets):.2f} in daily budgets ({len(learners)} learner(s)).{html.escape(against)}</p>",
         "<h2>Today</h2>",
         _table(("learner", "dollars today", "dollars/day", "status"), today),
         "<h2>All calls, per learner and model</h2>",

@@ -7,9 +7,12 @@ daily budget, `PermissionDeniedError` for a model not allowed, `BadRequestError`
 over the cap) and the learner reads why. A budget refusal carries `x-should-retry: false`: the
 SDK would otherwise retry a 429 that cannot succeed before midnight.
 
-The daily budget is checked against what the learner has already spent: the call that crosses the
-line is answered (its cost is only known afterwards), so a learner can overshoot by at most one
-call (or by one call per concurrent request), which the `max_tokens` cap bounds.
+The daily budget is checked against what the learner has already spent: a call that is not
+streamed and crosses the line is answered (its cost is only known afterwards), so a learner can
+overshoot by at most one call (or by one call per concurrent request), which the `max_tokens` cap
+bounds. A stream is cut where its running cost would pass what is `left` (`relay`). The class's
+own daily budget (`check_class`, set by `agentlab gateway budget`) is checked the same way,
+against what the whole class has spent today.
 
 Requests per minute and requests at once are counted in memory by a `Gate` (a restarted gateway
 starts them afresh; the dollars are in the ledger and never do). Those refusals are 429s the SDK
@@ -100,6 +103,40 @@ def check(
             retry=False,
         )
     return None
+
+
+def check_class(limit: float | None, spent_today: float, now: float) -> Refusal | None:
+    """The class's daily budget (all learners together), if `spent_today` has reached it: a 429
+    that names the class limit, what is left and when it resets, not retried before then."""
+    if limit is None or spent_today < limit:
+        return None
+    wait = next_reset(now) - now
+    return Refusal(
+        429,
+        "rate_limit_error",
+        f"class budget reached: the class has spent ${spent_today:.4f} of its ${limit:.2f}/day, "
+        f"$0.00 left; it resets at 00:00 UTC (in {_duration(wait)}); tell your instructor",
+        retry_after=math.ceil(wait),
+        retry=False,
+    )
+
+
+def left(
+    learner: Learner, spent_today: float, spent_ever: float, class_limit: float | None, class_today: float
+) -> tuple[float, str] | None:
+    """(dollars, which budget) this learner may still spend now: the least of what their daily
+    budget, their course budget and the class's daily budget leave (None: no limit at all). A
+    stream is cut when its running cost would pass it."""
+    room = [
+        (max(0.0, limit - spent), which)
+        for limit, spent, which in (
+            (learner.dollars_per_day, spent_today, f"the daily budget of {learner.name}"),
+            (learner.dollars_total, spent_ever, f"the course budget of {learner.name}"),
+            (class_limit, class_today, "the class's daily budget"),
+        )
+        if limit is not None
+    ]
+    return min(room) if room else None
 
 
 class Gate:

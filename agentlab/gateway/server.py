@@ -9,8 +9,11 @@ its usage priced by the kit's price table (`llm.usage.cost`, with prompt caching
 tiers) and committed to the ledger before the reply leaves. An upstream that cannot be reached or
 answers garbage is a 502 (504: too slow) with one line, and the learner is charged nothing.
 Streams (`"stream": true`) pass through event by event as they arrive, and are billed from the
-usage their events report, when they end. A `model_map` sends a model id the class's notebooks ask
-for (a retired one) as another, before the limits are checked.
+usage their events report, when they end; one whose running cost would pass what the learner has
+left is cut there with the API's `error` event (`relay`). Every billed call is recorded with
+what it asked and got, cleared of keys (`recordings`), in the same commit as its bill. The
+class's daily budget is checked with the learner's limits. A `model_map` sends a model id the
+class's notebooks ask for (a retired one) as another, before the limits are checked.
 
 The HTTP around it (requests bounded in size and time, connections kept alive) is the kit's own
 `llm.serve_http.ReplyServer`, the listening half of `agentlab serve`.
@@ -23,15 +26,18 @@ import itertools
 import json
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from agentlab.gateway import dashboard, limits
+from agentlab.gateway.recordings import clean
 from agentlab.gateway.relay import Relay
-from agentlab.gateway.store import Call, Learner, Ledger, utc_day
+from agentlab.gateway.store import Call, Exchange, Learner, Ledger, utc_day
 from agentlab.gateway.upstream import Answer, Upstream, UpstreamError, read_error
 from agentlab.llm import request
 from agentlab.llm.base import Usage
+from agentlab.llm.replay import wire_key
 from agentlab.llm.serve_http import Reply, ReplyServer, error_reply
 from agentlab.llm.usage import PRICES, api_usage, cost
 
@@ -41,6 +47,21 @@ UNKNOWN_TOKEN = (
     "this token is not one this gateway issued: check ANTHROPIC_API_KEY (your instructor's agl- token)"
 )
 NOT_CHARGED = "nothing was charged"
+
+
+@dataclass(frozen=True)
+class Sent:
+    """An admitted request on its way: the body sent; the body the learner sent (before a model
+    map) and its wire key, which the recording keeps, so a replay of the learner's notebook finds
+    it; whether it streams, what the learner has left to spend (dollars and which budget; None: no
+    limit), when it left."""
+
+    raw: bytes
+    asked: bytes
+    key: str
+    stream: bool
+    budget: tuple[float, str] | None
+    started: float
 
 
 class GatewayServer(ReplyServer):
@@ -117,19 +138,29 @@ class GatewayServer(ReplyServer):
             named = body.get("model") if isinstance(body, dict) else None
             model = named if isinstance(named, str) else "-"
             return model, self._refuse(learner, model, limits.Refusal(400, "invalid_request_error", said))
+        asked, key = raw, wire_key(body)  # as the learner's notebook sent it, for the recording
         if body["model"] in self.model_map:  # before the limits: they name the models actually used
             body = {**body, "model": self.model_map[body["model"]]}
             raw = json.dumps(body).encode()
         model, now = body["model"], time.time()
         if counting:  # counting tokens is free: only a revoked token stops it
             return model, self._count(route, learner, raw, headers)
-        today = self.ledger.spent(learner.id, utc_day(now))
+        day = utc_day(now)
+        today = self.ledger.spent(learner.id, day)
         ever = self.ledger.spent(learner.id, None) if learner.dollars_total is not None else 0.0
-        if refusal := limits.check(learner, body, today, now, ever) or self.gate.enter(learner):
+        class_limit = self.ledger.class_budget()
+        class_today = self.ledger.spent_by_class(day) if class_limit is not None else 0.0
+        if refusal := (
+            limits.check(learner, body, today, now, ever)
+            or limits.check_class(class_limit, class_today, now)
+            or self.gate.enter(learner)
+        ):
             return model, self._refuse(learner, model, refusal)
+        budget = limits.left(learner, today, ever, class_limit, class_today)
         streaming = False
         try:
-            reply = self._forward(route, learner, model, raw, headers, bool(body.get("stream")))
+            sent = Sent(raw, asked, key, bool(body.get("stream")), budget, time.perf_counter())
+            reply = self._forward(route, learner, model, headers, sent)
             streaming = isinstance(reply.stream, Relay)
             return model, reply
         finally:
@@ -137,18 +168,17 @@ class GatewayServer(ReplyServer):
                 self.gate.leave(learner)
 
     def _forward(
-        self, route: str, learner: Learner, model: str, raw: bytes, headers: Mapping[str, str], stream: bool
+        self, route: str, learner: Learner, model: str, headers: Mapping[str, str], sent: Sent
     ) -> Reply:
-        """Send an admitted request on; the reply to pass back (billed), or a 502/504 (not)."""
+        """Send an admitted request on; the reply to pass back (billed, recorded), or a 502/504 (not)."""
         try:
-            answer = self.upstream.send("POST", route, raw, headers)
+            answer = self.upstream.send("POST", route, sent.raw, headers)
         except UpstreamError as e:
             return self._failed(learner, model, e.status, str(e))
-        if answer.status == 200 and stream and answer.content_type.startswith("text/event-stream"):
+        if answer.status == 200 and sent.stream and answer.content_type.startswith("text/event-stream"):
+            left, why = sent.budget if sent.budget is not None else (None, "")
             relay = Relay(
-                answer,
-                model,
-                lambda usage, named, whole: self._streamed(learner, answer, usage, named, whole),
+                answer, model, lambda ended: self._streamed(learner, answer, ended, sent), left, _cost, why
             )
             note = f"200 stream for {learner.name}"
             return Reply(200, b"", note, "text/event-stream", _request_id(answer), relay)  # type: ignore[arg-type]
@@ -164,8 +194,22 @@ class GatewayServer(ReplyServer):
             what = answer.content_type or "no content type"
             said = f"the upstream answered 200 with something that is not a Messages API reply ({what})"
             return self._failed(learner, model, 502, said)
-        note = self._bill(learner, named or model, usage, 200)
+        note = self._bill(
+            learner,
+            named or model,
+            usage,
+            200,
+            exchange=self._exchange(sent, data.decode("utf-8", "replace")),
+        )
         return Reply(200, data, note, headers=_request_id(answer))
+
+    def _exchange(self, sent: Sent, message: str, cut: str = "") -> Exchange:
+        """What the call asked and got, cleared of keys and tokens, for the learner's recording."""
+        key = self.upstream.key
+        seconds = round(time.perf_counter() - sent.started, 3)
+        return Exchange(
+            sent.key, clean(sent.asked.decode("utf-8", "replace"), key), clean(message, key), seconds, cut
+        )
 
     def _count(self, route: str, learner: Learner, raw: bytes, headers: Mapping[str, str]) -> Reply:
         """count_tokens: passed through, free, not recorded."""
@@ -175,25 +219,37 @@ class GatewayServer(ReplyServer):
             return self._failed(learner, "-", e.status, str(e), record=False)
         return self._passed(answer, learner, "-", record=False)
 
-    def _streamed(
-        self, learner: Learner, answer: Answer, usage: dict[str, Any], model: str, whole: bool
-    ) -> None:
-        """A stream has ended: bill what its events reported, free the learner's slot."""
+    def _streamed(self, learner: Learner, answer: Answer, relay: Relay, sent: Sent) -> None:
+        """A stream has ended: bill what its events reported (what was delivered, if the budget
+        cut it), record it (marked if cut), free the learner's slot."""
         try:
-            self.upstream.finished(answer, whole=whole)
-            counted = _usage_or_none(usage)
+            self.upstream.finished(answer, whole=relay.whole)
+            counted = relay.billed()
             if counted is not None:
-                self._bill(learner, model, counted, 200, "" if whole else "stream ended early")
+                early = relay.cut or ("" if relay.whole else "stream ended early")
+                exchange = self._exchange(sent, json.dumps(relay.assembly.message()), early)
+                self._bill(
+                    learner, relay.model, counted, 200, relay.cut and f"cut: {relay.cut}" or early, exchange
+                )
             else:
-                self._record(Call(learner.id, model, "failed", 502, note="a stream that reported no usage"))
+                self._record(
+                    Call(learner.id, relay.model, "failed", 502, note="a stream that reported no usage")
+                )
         finally:
             self.gate.leave(learner)
 
-    def _bill(self, learner: Learner, model: str, usage: Usage, status: int, note: str = "") -> str:
+    def _bill(
+        self,
+        learner: Learner,
+        model: str,
+        usage: Usage,
+        status: int,
+        note: str = "",
+        exchange: Exchange | None = None,
+    ) -> str:
         dollars, priced = price(model, usage)
-        self._record(
-            Call(learner.id, model, "ok", status, usage, dollars, " ".join(filter(None, (note, priced))))
-        )
+        call = Call(learner.id, model, "ok", status, usage, dollars, " ".join(filter(None, (note, priced))))
+        self.ledger.record(call, exchange=exchange)
         return f"{status} {model}: {usage.input_tokens} in, {usage.output_tokens} out, ${dollars:.6f}"
 
     def _passed(self, answer: Answer, learner: Learner, model: str, record: bool) -> Reply:
@@ -297,6 +353,10 @@ def price(model: str, usage: Usage) -> tuple[float, str]:
         return max(
             cost(name, usage) for name in PRICES
         ), f"no price for {model}: charged at the dearest rates"
+
+
+def _cost(model: str, usage: Usage) -> float:
+    return price(model, usage)[0]
 
 
 def message_usage(data: bytes) -> tuple[Usage | None, str]:

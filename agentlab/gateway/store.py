@@ -13,6 +13,7 @@ the file holds nothing a learner could call with, and never the instructor's key
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import secrets
 import sqlite3
@@ -57,6 +58,20 @@ CREATE TABLE IF NOT EXISTS calls (
     note TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS calls_by_learner_day ON calls(learner_id, day);
+CREATE INDEX IF NOT EXISTS calls_by_day ON calls(day);
+CREATE TABLE IF NOT EXISTS exchanges (
+    call_id INTEGER PRIMARY KEY REFERENCES calls(id),
+    learner_id INTEGER NOT NULL REFERENCES learners(id),
+    key TEXT NOT NULL,
+    request TEXT NOT NULL,
+    message TEXT NOT NULL,
+    latency REAL NOT NULL DEFAULT 0,
+    cut TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS settings (
+    name TEXT PRIMARY KEY,
+    value REAL
+);
 """
 
 REPORT_FIELDS = (
@@ -71,7 +86,10 @@ REPORT_FIELDS = (
     "refusals",
     "upstream_failures",
     "last_seen",
+    "dollars_today",
+    "budget_per_day",
 )
+CLASS_ROW = "(class)"  # the report's last row: the whole class, against the class's budget
 
 
 @dataclass(frozen=True)
@@ -87,6 +105,20 @@ class Learner:
     per_minute: int | None = None  # None: no limit on requests per minute
     concurrent: int | None = None  # None: no limit on requests at once
     dollars_total: float | None = None  # None: no budget for the whole course
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """What a call asked and what came back, for a replay: the request body as the learner sent
+    it (and its `llm.replay.wire_key`, taken before any cleaning) and the message (a stream's
+    assembled from its events), both already cleared of keys and tokens (`recordings.clean`);
+    `cut` says why a stream ended early ("" if it ended whole)."""
+
+    key: str
+    request: str
+    message: str
+    latency: float = 0.0
+    cut: str = ""
 
 
 @dataclass(frozen=True)
@@ -197,8 +229,9 @@ class Ledger:
 
     # --- calls ------------------------------------------------------------------------------
 
-    def record(self, call: Call, at: float | None = None) -> None:
-        """Commit one call (durably: the reply goes out after this returns)."""
+    def record(self, call: Call, at: float | None = None, exchange: Exchange | None = None) -> None:
+        """Commit one call, with its exchange if it has one, in one transaction (durably: the reply
+        goes out after this returns)."""
         at = time.time() if at is None else at
         u = call.usage
         row = (
@@ -216,12 +249,60 @@ class Ledger:
             call.note[:300],
         )
         with self._lock, self._db:
-            self._db.execute(
+            added = self._db.execute(
                 "INSERT INTO calls (learner_id, at, day, model, outcome, status, input_tokens, "
                 "output_tokens, cache_read_tokens, cache_write_tokens, dollars, note) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
+            if exchange is not None:
+                self._db.execute(
+                    "INSERT INTO exchanges (call_id, learner_id, key, request, message, latency, cut) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (added.lastrowid, call.learner_id, *vars(exchange).values()),
+                )
+
+    def exchanges(self, name: str, since: float | None = None, until: float | None = None) -> list[Exchange]:
+        """Learner `name`'s recorded exchanges, oldest first (only those answered from `since` to
+        `until`, Unix times, when given). ValueError for a name nobody has."""
+        query = (
+            "SELECT e.key, e.request, e.message, e.latency, e.cut FROM exchanges e "
+            "JOIN calls c ON c.id = e.call_id WHERE e.learner_id = ? AND c.at >= ? AND c.at <= ? "
+            "ORDER BY e.call_id"
+        )
+        with self._lock:
+            found = self._db.execute("SELECT id FROM learners WHERE name = ?", (name,)).fetchone()
+            if found is None:
+                raise ValueError(f"no learner named {name!r} (`agentlab gateway learner list` lists them)")
+            window = (-math.inf if since is None else since, math.inf if until is None else until)
+            rows = self._db.execute(query, (*found, *window)).fetchall()
+        return [Exchange(*row) for row in rows]
+
+    # --- the class's budget -----------------------------------------------------------------
+
+    def set_class_budget(self, dollars_per_day: float | None) -> None:
+        """The class's dollars per UTC day, all learners together (None: no class limit)."""
+        with self._lock, self._db:
+            self._db.execute(
+                "INSERT INTO settings (name, value) VALUES ('class_dollars_per_day', ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                (dollars_per_day,),
+            )
+
+    def class_budget(self) -> float | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM settings WHERE name = 'class_dollars_per_day'"
+            ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def spent_by_class(self, day: str) -> float:
+        """Dollars the whole class spent on UTC day `day`."""
+        with self._lock:
+            (dollars,) = self._db.execute(
+                "SELECT COALESCE(SUM(dollars), 0) FROM calls WHERE day = ?", (day,)
+            ).fetchone()
+        return float(dollars)
 
     def spent(self, learner_id: int, day: str | None) -> float:
         """Dollars `learner_id` spent on UTC day `day`, or ever (`day=None`)."""
@@ -240,23 +321,33 @@ class Ledger:
         with self._lock:
             return {name: float(dollars) for name, dollars in self._db.execute(query, (day,)).fetchall()}
 
-    def report(self) -> list[dict[str, object]]:
+    def report(self, day: str | None = None) -> list[dict[str, object]]:
         """Per learner and model: calls answered, tokens (fresh and cached), dollars, refusals,
-        upstream failures, and the last time seen (UTC, ISO 8601)."""
+        upstream failures, the last time seen (UTC, ISO 8601), dollars on UTC `day` (default
+        today) and the learner's daily budget ("none": no limit); then one row for the whole
+        class (learner "(class)", model "(all)"): the sums, against the class's daily budget."""
+        day = day or utc_day(time.time())
         query = """
             SELECT l.name, c.model,
                    SUM(c.outcome = 'ok'), SUM(c.input_tokens), SUM(c.output_tokens),
                    SUM(c.cache_read_tokens), SUM(c.cache_write_tokens), SUM(c.dollars),
-                   SUM(c.outcome = 'refused'), SUM(c.outcome = 'failed'), MAX(c.at)
+                   SUM(c.outcome = 'refused'), SUM(c.outcome = 'failed'), MAX(c.at),
+                   SUM(CASE WHEN c.day = ? THEN c.dollars ELSE 0 END), l.dollars_per_day
             FROM calls c JOIN learners l ON l.id = c.learner_id
             GROUP BY l.name, c.model ORDER BY l.name, c.model"""
         with self._lock:
-            rows = self._db.execute(query).fetchall()
+            rows = self._db.execute(query, (day,)).fetchall()
+        limit = self.class_budget()
         out = []
         for row in rows:
-            seen = datetime.fromtimestamp(row[-1], timezone.utc).isoformat(timespec="seconds")
-            out.append(dict(zip(REPORT_FIELDS, (*row[:7], round(row[7], 10), *row[8:10], seen), strict=True)))
-        return out
+            seen = datetime.fromtimestamp(row[10], timezone.utc).isoformat(timespec="seconds")
+            budget = "none" if row[12] is None else row[12]
+            values = (*row[:7], round(row[7], 10), *row[8:10], seen, round(row[11], 10), budget)
+            out.append(dict(zip(REPORT_FIELDS, values, strict=True)))
+        sums = {name: sum(r[name] for r in out) for name in REPORT_FIELDS[2:10] + ("dollars_today",)}
+        last = max((str(r["last_seen"]) for r in out), default="")
+        whole = {"learner": CLASS_ROW, "model": "(all)", **sums, "last_seen": last}
+        return [*out, {**whole, "budget_per_day": "none" if limit is None else limit}]
 
 
 _LEARNER = "id, name, dollars_per_day, max_tokens, models, revoked, per_minute, concurrent, dollars_total"
