@@ -12,10 +12,10 @@ A conversion needs a new tool, `convert`: the harbour exchange's rates (a crown 
 are invented, so no model knows them and the tool is the only way. A margin's answer has two
 parts, the name and the amount, and is right only when both are.
 
-**A new mistake** (`SKIPPED_CONVERSION`): when the simulator has drawn an error for a call on a
-conversion question, then one time in two the model forgets the conversion: a plan reports the
-amount in the records' unit, an agent answers with it instead of calling `convert`. The answer
-looks plausible and no tool complains, so only a team that checks its answers catches it.
+**A new mistake** (`SKIPPED_CONVERSION`): when the simulator has drawn an error for a call on
+a conversion question, then three times in four (`SLIP_SHARE`) the model forgets the conversion:
+a plan reports the amount in the records' unit, an agent answers with it instead of calling
+`convert`. The answer looks plausible and no tool complains: only a team that checks catches it.
 
 The simulator reads these questions here (`read`), plans them (`plan`), answers them (`answer`)
 and makes the new mistake (`plan_slip`, `turn_slip`); `world.plans`, `world.solver` and
@@ -45,7 +45,7 @@ from agentlab.world.tasks import (
 from agentlab.world.tools import ToolError, calculate, format_number, lookup, name_key
 
 SKIPPED_CONVERSION = "skipped_conversion"
-SLIP_SHARE = 0.5  # of the erring calls on a conversion question, the share that skip it
+SLIP_SHARE = 0.75  # of the erring calls on a conversion question, the share that skip it
 
 # --- the harbour exchange: units and the convert tool -----------------------------------------
 

@@ -128,8 +128,8 @@ def _entity(phrase: Phrase, knowledge: Any) -> str:
 
 
 def plan_slip(task: str, steps: list[dict[str, Any]], kinds: tuple[str, ...], rng: random.Random):
-    """The new mistake in a plan: for a conversion question on a call that errs, one time in
-    `1 / SLIP_SHARE` the conversion step is left out and the report hands over the amount as the
+    """The new mistake in a plan: for a conversion question on a call that errs, with the
+    chance `SLIP_SHARE` the conversion step is left out and the report hands over the amount as the
     records give it. Returns (steps, (kind, detail)), or None (and draws nothing) otherwise."""
     if not kinds or not isinstance(read(task), Convert):
         return None
@@ -152,8 +152,8 @@ def plan_slip(task: str, steps: list[dict[str, Any]], kinds: tuple[str, ...], rn
 
 
 def turn_slip(calls: list, kinds: tuple[str, ...], rng: random.Random):
-    """The new mistake in an agent's turn: about to call `convert`, on a call that errs, one time
-    in `1 / SLIP_SHARE` it answers with the amount instead. (answer, error), or None (nothing drawn)."""
+    """The new mistake in an agent's turn: about to call `convert`, on a call that errs, with the
+    chance `SLIP_SHARE` it answers with the amount instead. (answer, error), or None (nothing drawn)."""
     if not kinds or not calls or calls[0][0] != "convert" or rng.random() >= SLIP_SHARE:
         return None
     args = calls[0][1]
