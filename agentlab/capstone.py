@@ -213,18 +213,22 @@ class Evaluation:
         return [o.right and o.cost <= self.budget for o in runs]
 
     def lines(self) -> list[str]:
-        acc, cost, time = self.accuracy, self.cost, self.latency
-        word = "cheaper" if cost.difference < 0 else "dearer"
-        faster = "faster" if time.difference < 0 else "slower"
+        acc, holm_p = self.accuracy, self._holm
         return [
             f"accuracy: {acc}",
             f"  verdict: {acc.verdict}",
             f"  {self.kept.verdict}",
-            f"cost: {cost}",
-            f"  {self.name} is {word} per task (Holm-adjusted {_p_text(self._holm[1])} over 3 tests)",
-            f"latency: {time}",
-            f"  {self.name} is {faster} per task (Holm-adjusted {_p_text(self._holm[2])} over 3 tests)",
+            f"cost: {self.cost}",
+            f"  {self._said(self.cost, holm_p[1], 'cheaper', 'dearer', 'cost')}",
+            f"latency: {self.latency}",
+            f"  {self._said(self.latency, holm_p[2], 'faster', 'slower', 'latency')}",
         ]
+
+    def _said(self, paired: PairedCost, p: float, less: str, more: str, what: str) -> str:
+        adjusted = f"Holm-adjusted {_p_text(p)} over 3 tests"
+        if p >= 0.05:
+            return f"no measurable difference in {what} at n = {paired.tasks} ({adjusted})"
+        return f"{self.name} is {less if paired.difference < 0 else more} per task ({adjusted})"
 
     @property
     def _holm(self) -> list[float]:
