@@ -1,9 +1,13 @@
 """The capstone's learner side: the trade desk's task family, the simulator on it, the reference team,
 and `evaluate`, which a learner reads their team's verdict from."""
 
+import contextlib
+import io
 import random
 from dataclasses import replace
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from agentlab import capstone as C
@@ -13,6 +17,7 @@ from agentlab.recovery import Replan
 from agentlab.world import ToolError, check_answer, lookup, parse_question
 from agentlab.world import capstone as family
 from agentlab.world.capstone_model import plan_slip, read
+from agentlab.yourturn import NOT_WRITTEN, PASSED, your_turn
 
 
 @pytest.fixture(scope="module")
@@ -208,3 +213,83 @@ def test_a_team_may_return_the_answer_alone_and_bad_returns_say_what_is_wrong():
     with pytest.raises(TypeError, match="returns an Outcome or the answer as a str, not int"):
         C.evaluate(lambda t, s: 42, [task])
     assert isinstance(C.joined(task, None, []), Outcome) and check_answer(None, "x") is False
+
+
+# --- the lesson's "your turn" cells and the worked solution -----------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSON = ROOT / "notebooks" / "12_capstone.ipynb"
+SOLUTION = ROOT / "solutions" / "lessons" / "12.md"
+
+
+def check_code(cell_id: str) -> str:
+    """The lines of the lesson's check cell before its `your_turn(cell_id, ...)` call."""
+    cells = nbformat.read(LESSON, as_version=4).cells
+    source = next(c.source for c in cells if c.cell_type == "code" and f'your_turn("{cell_id}"' in c.source)
+    return source[: source.index(f'your_turn("{cell_id}"')].rsplit("\n", 1)[0]
+
+
+def said(capsys, cell_id, test) -> str:
+    your_turn(cell_id, test, "here")
+    return capsys.readouterr().out.split("\n", 1)[1].strip()
+
+
+@pytest.fixture(scope="module")
+def lesson(reference):
+    outcomes, _ = reference
+    tasks = C.dev_tasks()
+    task = next(t for t in tasks if t.family == "convert")
+    skipped = C.reference_team(
+        task, C.capstone_setup(SimulatedLLM(seed=0, error_rate=1.0, error_kinds=["malformed_json"]))
+    )
+    ns = {
+        "tasks": tasks,
+        "reference": outcomes,
+        "setup": C.capstone_setup(C.capstone_llm()),
+        "task": task,
+        "skipped": skipped,
+        "Outcome": Outcome,
+        "BUDGET_PER_TASK": C.BUDGET_PER_TASK,
+        "SimulatedLLM": SimulatedLLM,
+        "reference_team": C.reference_team,
+        "capstone_setup": C.capstone_setup,
+    }
+    exec("from agentlab.yourturn import not_written, your_turn", ns)
+    exec(check_code("12.my-team"), ns)
+    exec(check_code("12.suspicious"), ns)
+    exec(SOLUTION.read_text().split("```python\n")[1].split("```")[0], ns)  # the worked suspicious()
+    return ns
+
+
+def test_the_team_check_says_not_written_for_the_default_and_passes_a_team_of_ones_own(lesson, capsys):
+    default = "def my_team(task, setup):\n    return reference_team(task, setup)\n"
+    exec(default, lesson)
+    assert said(capsys, "12.my-team", lambda: lesson["team_problem"](lesson["my_team"])) == NOT_WRITTEN
+    assert said(capsys, "12.my-team", lambda: lesson["team_problem"](better_team)) == PASSED
+    assert "over the $0.05 budget" in said(
+        capsys, "12.my-team", lambda: lesson["team_problem"](wasteful_team)
+    )
+    assert "returned int" in said(capsys, "12.my-team", lambda: lesson["team_problem"](lambda t, s: 3))
+
+
+def test_the_suspicious_check_passes_the_worked_answer_and_names_what_a_wrong_one_misses(lesson, capsys):
+    assert said(capsys, "12.suspicious", lesson["check_problem"]) == PASSED
+    exec("def suspicious(task, outcome):\n    return not outcome.answer\n", lesson)
+    assert "says False for the skipped conversion" in said(capsys, "12.suspicious", lesson["check_problem"])
+
+
+def test_the_worked_team_prints_what_the_solution_shows():
+    text = SOLUTION.read_text()
+    code = "".join(text.split("```python\n")[i].split("```")[0] for i in (1, 2))
+    shown = text.split("print(evaluate(my_team))\n```\n\n```\n")[1]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, {})
+    assert out.getvalue() == shown.split("```")[0]
+
+
+def test_the_quiz_says_what_the_reference_did(reference):
+    outcomes, _ = reference
+    wrong = [o for o in outcomes if not o.right]
+    retold = [o for o in wrong if C.handed_over(o) and o.task.check(C.handed_over(o))]
+    assert (len(wrong), len(retold)) == (13, 7)  # quiz 12.where-wrong's question and its why
