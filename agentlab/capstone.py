@@ -19,8 +19,10 @@ metered and capped). These names are shared with the grader and the leaderboard:
 Building blocks for your team: `capstone_team` (the roles and their tools, the new `convert`
 among them), `planned` (plan, then run, with your choice of models, workers, recovery and
 budget), `one_agent` (a single ReAct agent with the same tools), `joined` (several runs of one
-task as one outcome, with every call counted). `evaluate(my_team)` runs your team and the
-reference on the same dev tasks and prints the paired comparison.
+task as one outcome, with every call counted), `handed_over` (the result a plan's report step was
+given, before the writer retold it), `as_outcome` (what a team returned, as an `Outcome`).
+`evaluate(my_team)` runs your team and the reference on the same dev tasks and prints the paired
+comparison.
 """
 
 from __future__ import annotations
@@ -159,7 +161,7 @@ def joined(task: Task, answer: str | None, parts: Sequence[Outcome], parallel: b
     return Outcome(task, answer, calls, round(total, 6), "done" if answer is not None else "failed")
 
 
-def _outcome(task: Task, result: Outcome | str | None) -> Outcome:
+def as_outcome(task: Task, result: Outcome | str | None) -> Outcome:
     """What a team returned, as an Outcome (a bare answer counts no calls: call the model through
     `setup.llm` and return an Outcome to have your costs counted)."""
     if isinstance(result, Outcome):
@@ -269,8 +271,8 @@ def evaluate(
     if not tasks:
         raise ValueError("evaluate needs at least one task")
     setup = setup or capstone_setup(capstone_llm())
-    mine = tuple(_outcome(t, team(t, setup)) for t in tasks)
-    ref = tuple(_outcome(t, reference(t, setup)) for t in tasks)
+    mine = tuple(as_outcome(t, team(t, setup)) for t in tasks)
+    ref = tuple(as_outcome(t, reference(t, setup)) for t in tasks)
     names = (name, "reference")
     scored = [[o.right and o.cost <= BUDGET_PER_TASK for o in runs] for runs in (mine, ref)]
     accuracy = paired_accuracy(*scored, names)
