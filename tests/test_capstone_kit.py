@@ -4,6 +4,7 @@ and `evaluate`, which a learner reads their team's verdict from."""
 import contextlib
 import io
 import random
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -118,6 +119,14 @@ def test_the_runs_are_the_same_whatever_else_ran_before(reference):
         outcomes[9].cost,
         outcomes[9].seconds,
     )
+
+
+def test_tasks_run_side_by_side_on_one_model_answer_as_they_do_one_by_one(reference):
+    outcomes, _ = reference
+    setup = C.capstone_setup(C.capstone_llm())
+    with ThreadPoolExecutor(4) as pool:  # as a grader may run them: threads sharing one model
+        threaded = list(pool.map(lambda t: C.reference_team(t, setup), reversed(C.dev_tasks())))[::-1]
+    assert [(o.answer, o.cost) for o in threaded] == [(o.answer, o.cost) for o in outcomes]
 
 
 def test_an_erring_plan_for_a_conversion_may_skip_it_and_report_the_unconverted_amount():
