@@ -24,6 +24,9 @@ The modules, in the order the notebooks build them (each one idea; read run.py f
 - 10  cluster (steps and whole tasks on a Dask cluster: local_cluster, run_tasks)
 - 11  llm/cache (prompt caching: what a request reads and writes), streaming (a planner
       that streams its plan into the running loop)
+- 12  capstone (your own team against a reference: the trade desk's tasks, `evaluate`),
+      world/capstone (its questions and the convert tool), world/capstone_model (the
+      simulator on them)
 - and course/, off the learner's path: building, checking and grading exercises,
   the checks per notebook, the `agentlab` command
 """

@@ -12,7 +12,8 @@ arrows a picture has without reading pixels.
   keeps the text form for logs);
 - `control_and_data()`: what the planner sees against what the executors see (notebook 09);
 - `prompt_cache()`: one call's prompt as a cached prefix and a fresh suffix, and what each part
-  costs (notebook 11).
+  costs (notebook 11);
+- `capstone()`: your own team, metered, checked and compared with the reference (notebook 12).
 """
 
 from __future__ import annotations
@@ -199,6 +200,38 @@ def prompt_cache() -> nx.DiGraph:
     g = _graph(nodes, edges)
     g.graph["legend"], g.graph["legend_at"] = True, "lower center"
     return g
+
+
+def capstone() -> nx.DiGraph:
+    """The capstone: your team is a function from a task to an answer, built from the course's parts
+    (a planner on a model you route to, executors with their tools, a check you write, recovery),
+    metered against a budget per task; the grader runs it and the reference on the same held-out
+    tasks and compares them pair by pair."""
+    nodes = {
+        "task": ("task\n(held out)", "input", (0, 2)),
+        "planner": ("planner\n(which model?)", "planner", (2.2, 2)),
+        "researcher": ("researcher\nlookup, search", "researcher", (4.5, 3.2)),
+        "analyst": ("analyst\ncalculate, convert", "analyst", (4.5, 2)),
+        "writer": ("writer\n(reports)", "writer", (4.5, 0.8)),
+        "check": ("your check\n(retry, replan,\nvote?)", "check", (6.8, 2)),
+        "answer": ("answer", "input", (8.8, 2)),
+        "budget": ("meter: $ per task\n(the grader's cap)", "model", (4.5, -0.6)),
+        "grade": ("paired against\nthe reference", "synthesizer", (8.8, 0.3)),
+    }
+    edges = [
+        ("task", "planner"),
+        ("planner", "researcher", "steps"),
+        ("planner", "analyst"),
+        ("planner", "writer"),
+        ("researcher", "analyst"),
+        ("analyst", "writer"),
+        ("writer", "check"),
+        ("check", "answer"),
+        ("answer", "grade"),
+        ("planner", "budget", "every call"),
+        ("writer", "budget"),
+    ]
+    return _graph(nodes, edges)
 
 
 LEAF_SPACING = 1.0  # between two workers' boxes

@@ -164,4 +164,21 @@ BANK: list[Question] = [
             "RWs="
         ),
     ),
+    Question(
+        id="12.where-wrong",
+        ask=(
+            "The reference got 13 of the 40 dev tasks wrong. Where did most of those wrong answers come from?"
+        ),
+        choices={
+            "a": "plans that stopped early or broke",
+            "b": "the writer retelling wrongly a result the steps had found right",
+            "c": "tools returning wrong figures",
+        },
+        key="b6a5fcfe61ad71ce",
+        why=(
+            "eNpFUDFuw0AM+wq3LoWBokA79BFd8gHVVnyHyKeDJDfw7ytfAnTRIJIiqUth3K0GG+7kKNQWXhC5tbqWgLHvEqgNn9DrAN7e"
+            "kaxEulok2XXjKLWtYHH+GhzNYfgAGaMLNc8tBTy095QwmRxQw4/pjce5U0WN5PB48Yykea/X+eYTvttAvW67UKSKf9kObLqw"
+            "YCYRuNTuSIPBoy3TU/BrRgOlKfeHvbZ0nbVXTvKy5MCcjWdG6LgxkjT9bzPhUk5UxdFO26wdu7VnwGtd9/zQ9Ac2THTU"
+        ),
+    ),
 ]

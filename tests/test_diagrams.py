@@ -103,6 +103,7 @@ def test_a_failed_team_and_its_failed_steps_are_drawn_red():
         diagrams.recovery_loop,
         diagrams.control_and_data,
         diagrams.prompt_cache,
+        diagrams.capstone,
     ],
 )
 def test_draw_puts_every_box_and_arrow_on_the_axes(make):

@@ -126,7 +126,7 @@ def test_the_worked_solutions_stored_outputs_read_as_done(tmp_path):
 def test_the_shipped_course_has_everything_to_do_and_a_broken_notebook_is_skipped(tmp_path):
     shipped = items(ROOT)
     assert {i.status for i in shipped} == {TO_DO}
-    assert sum(i.kind == "quiz" for i in shipped) == 11 and sum(i.kind == "exercise" for i in shipped) >= 30
+    assert sum(i.kind == "quiz" for i in shipped) == 12 and sum(i.kind == "exercise" for i in shipped) >= 30
     write(tmp_path / "exercises" / "01_one.ipynb", [check_cell(["01.a"])])
     (tmp_path / "notebooks").mkdir()
     (tmp_path / "notebooks" / "01_one.ipynb").write_text("{ half saved", encoding="utf-8")

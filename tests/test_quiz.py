@@ -38,7 +38,7 @@ def test_each_answer_is_exactly_one_of_its_choices_and_its_explanation_decodes(q
 
 
 def test_the_bank_has_one_quiz_per_lesson_with_unique_ids():
-    assert [q.id[:2] for q in BANK] == [f"{n:02d}" for n in range(1, 12)]
+    assert [q.id[:2] for q in BANK] == [f"{n:02d}" for n in range(1, 13)]
     assert len({q.id for q in BANK}) == len(BANK)
 
 

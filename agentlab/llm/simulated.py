@@ -65,10 +65,10 @@ from agentlab.llm.base import Completion, Message, Tool, ToolCall, Usage
 from agentlab.plan import PLAN_SCHEMA_TITLE
 from agentlab.prompts import is_failure_report
 from agentlab.valid import number
+from agentlab.world.capstone_model import steps_needed  # the grammar's, and the capstone's questions
 from agentlab.world.mistakes import ERROR_KINDS
 from agentlab.world.plans import plan_reply
 from agentlab.world.solver import Conversation, turn_reply
-from agentlab.world.tasks import steps_needed
 
 TYPICAL_STEPS = 3  # the steps of a typical request
 

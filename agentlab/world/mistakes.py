@@ -118,7 +118,9 @@ def _json(steps: list[dict[str, Any]]) -> str:
 def _spoil_step(steps: list[dict[str, Any]], rng: random.Random) -> str:
     """One wrong argument: a misspelt name or attribute (a tool will refuse it), or the
     neighbouring attribute or the opposite sign (silently wrong)."""
-    candidates = [s for s in steps if s.get("tool") or _ATTRIBUTE.search(s["instruction"])]
+    candidates = [
+        s for s in steps if s.get("tool") in ("lookup", "calculate") or _ATTRIBUTE.search(s["instruction"])
+    ]
     candidates = [s for s in candidates if not is_report(s["instruction"])]
     if not candidates:
         return "nothing in the plan could take a wrong argument"

@@ -38,6 +38,7 @@ from agentlab.prompts import (
     transfer_target,
     transfer_tool,
 )
+from agentlab.world import capstone_model as capstone
 from agentlab.world.injection import call_text, planted_call, without_injections
 from agentlab.world.mistakes import Call, spoil_turn
 from agentlab.world.tasks import (
@@ -96,7 +97,10 @@ def turn_reply(seen: Conversation, kinds: tuple[str, ...], rng: random.Random, o
         answer, calls = None, need.calls[:1] if asks_one_at_a_time(seen.system) else need.calls
     except _Stuck as problem:  # it says so rather than make something up: nothing to get wrong
         return Reply(str(problem))
-    answer, calls, error = spoil_turn(answer, calls, knowledge.found, kinds, rng)
+    slip = capstone.turn_slip(calls, kinds, rng)  # the capstone's own mistake: a skipped conversion
+    answer, calls, error = (
+        spoil_turn(answer, calls, knowledge.found, kinds, rng) if slip is None else (*slip[:1], [], slip[1])
+    )
     return Reply(answer if answer is not None else _announce(calls), calls, error)
 
 
@@ -134,6 +138,19 @@ class _Knowledge:
                 data = _data(text)
                 self.facts[key] = data
                 self.found.append(data)
+
+    Need = _Need  # for `world.capstone`, which asks for its lookups together
+
+    def use(self, name: str, args: dict[str, Any]) -> str:
+        """Any other tool's result (`world.capstone`'s convert): known, failed, or still needed."""
+        key = (name, _call_key(name, args))
+        if key in self.facts:
+            return self.facts[key]
+        if key in self.failures:
+            raise _Stuck(f"the {name} call failed: {self.failures[key]}")
+        if name not in self.tools:
+            raise _NoTool(f"I have no {name} tool, and cannot do it in my head.")
+        raise _Need([(name, args)])
 
     def lookup(self, entity: str, attribute: str) -> str:
         key = ("lookup", _call_key("lookup", {"entity": entity, "attribute": attribute}))
@@ -180,6 +197,7 @@ _ANNOUNCE = {  # how a model says what it is about to do: a verb, and what it is
     "lookup": ("look up", "the {attribute} of {entity}"),
     "calculate": ("calculate", "{expression}"),
     "search": ("search for", "records matching {query!r}"),
+    "convert": ("convert", "{amount} {unit} into {to}"),
 }
 
 
@@ -194,6 +212,8 @@ def _solve(goal: str, inputs: list[str], knowledge: _Knowledge) -> str:
     handed = reported(goal)
     if handed is not None:  # a writer handed the result: report it
         return handed
+    if special := capstone.read(goal):  # one of the capstone's questions
+        return capstone.answer(special, knowledge)
     try:
         question = parse_question(goal)
     except QuestionError:
