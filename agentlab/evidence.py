@@ -158,7 +158,7 @@ def paired_accuracy(
     count as random, so it has a width even when the two never disagree. At a nominal 95% it
     covers the true difference in 93% or more of batches across the settings
     tests/test_intervals.py simulates (n 20 to 400, agreement rates 0% to 100%) and, counted
-    exactly, at every point of a 0.1 grid at seven sizes from 20 to 100 tasks; counts are whole
+    exactly, at every point of a 0.1 grid at ten sizes from 20 to 200 tasks; counts are whole
     numbers, so at some finer settings it dips lower (92.5% at 20 tasks when the true difference
     is 95 points). The two numbers answer different questions, so they can disagree at the edge:
     an interval just excluding 0 with p just above `alpha`, or the reverse."""
