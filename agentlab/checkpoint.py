@@ -215,7 +215,7 @@ def restore(path: str | os.PathLike, run: Run, team: Mapping[str, Any]) -> float
         run.failures = [(i, role, Failure(kind, message)) for i, role, kind, message in state["failures"]]
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CheckpointError(f"checkpoint {name} cannot be resumed: {type(e).__name__}: {e}") from None
-    if problem := consistency_problem(run, first):  # a file edited and sealed again with a fresh checksum
+    if problem := consistency_problem(run, first, now):  # a file edited and sealed again (fresh checksum)
         raise CheckpointError(f"checkpoint {name} is damaged: {problem}; {_AFRESH}")
     left = [s.id for s in run.plan if s.id not in run.outputs]
     detail = f"resumed from a checkpoint: {len(run.outputs)} step(s) done, to do: {', '.join(left) or 'none'}"

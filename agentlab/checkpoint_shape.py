@@ -139,25 +139,36 @@ def _fitting(schema: Any) -> Callable[[Any], bool]:
 _FITS = _fitting(STATE_SCHEMA)
 
 
-def consistency_problem(run: Run, first: Plan) -> str | None:
+def consistency_problem(run: Run, first: Plan, now: float | None = None) -> str | None:
     """What in a run restored from a state of the schema's shape contradicts the plan it started
-    from (`first`) or the rest of itself, or None. A file edited and sealed again has a fresh
-    checksum, so this is what refuses it: another first plan, more plans than replans, a later
-    plan that changes a step of an earlier one, an output,
-    attempt or failure for a step no plan has, a step done that was never tried, or whose trace
-    never says it finished (or says it finished with another output), or done before its inputs."""
+    from (`first`), the clock it stopped at (`now`) or the rest of itself, or None. A file edited
+    and sealed again has a fresh checksum, so this is what refuses it: another first plan, more
+    plans than replans, a later plan that changes a step of an earlier one, an output, attempt,
+    failure, call, event, slot or recovery count for a step no plan has, a step done that was
+    never tried, or whose trace never says it finished (or says it finished with another output,
+    before its inputs did, or after the clock), an event with other inputs than its step's.
+
+    What it cannot see is an edit that leaves a state a genuine run could have saved: a finished
+    step's output changed everywhere it is held, or a step's calls (and so their cost) dropped.
+    The seal is a checksum anyone can compute again; only a keyed seal would catch those."""
     if scrubbed(run.plans[0].to_dict()) != scrubbed(first.to_dict()):
         return "its first plan is not the plan the run started from"
     if len(run.plans) != run.replans + 1:
         return f"it holds {len(run.plans)} plans, but the run replanned {run.replans} times"
+    if (shown := len(run.trace.of_kind("replanned"))) != run.replans:
+        return f"the run replanned {run.replans} time(s), but its trace shows {shown} replans"
     for n, plan in enumerate(run.plans[1:], 2):  # a replan keeps finished steps as they were
         earlier = {step.id: step for before in run.plans[: n - 1] for step in before}
         if changed := [step.id for step in plan if earlier.get(step.id, step) != step]:
             return f"its plan {n} changes step {changed[0]!r} of an earlier plan"
     steps = {step.id: step for plan in run.plans for step in plan}
-    for what, ids in (("an output", run.outputs), ("attempts", run.attempts),
-                      ("a failure", [i for i, _, _ in run.failures])):
-        if stray := sorted(set(ids) - set(steps)):
+    planning = {"plan", *(f"replan{n}" for n in range(1, run.replans + 1))}
+    held = {"an output": run.outputs, "attempts": run.attempts, "a failure": [f[0] for f in run.failures],
+            "a call": [c[0] for c in run.calls], "an event": [e.step_id for e in run.trace],
+            "a slot": [s.step_id for s in run.slots], "recovery used": run.used}
+    also = {"a call": planning, "an event": {"run", "plan"}}  # the planner's calls; the run's own events
+    for what, ids in held.items():
+        if stray := sorted(set(ids) - steps.keys() - also.get(what, set())):
             return f"it holds {what} for step {stray[0]!r}, which no plan of the run has"
     if untried := sorted(i for i in run.outputs if run.attempts.get(i, 0) < 1):
         return f"step {untried[0]!r} has an output but was never tried"
@@ -171,6 +182,30 @@ def consistency_problem(run: Run, first: Plan) -> str | None:
     for done in run.outputs:
         if early := [i for i in steps[done].depends_on if i not in run.outputs]:
             return f"step {done!r} finished before its input {early[0]!r} had an output"
+    return _timing_problem(run, steps, finished, now)
+
+
+def _timing_problem(run: Run, steps: dict, finished: list, now: float | None) -> str | None:
+    """The checks of `consistency_problem` on what the trace says happened when, and how often."""
+    for e in run.trace:
+        step = steps.get(e.step_id) if e.kind in ("started", "finished", "failed") else None
+        if step is not None and e.inputs != step.depends_on:
+            return f"its trace gives step {e.step_id!r} inputs {list(e.inputs)}, not {list(step.depends_on)}"
+    late = [e.time for e in run.trace if now is not None and e.time > now]
+    late += [s.end for s in run.slots if now is not None and s.end > now]
+    if late:
+        return f"its trace has an event at {max(late):g} s, after the run's clock ({now:g} s)"
+    when = {e.step_id: e.time for e in finished}
+    for e in finished:
+        if early := [i for i in e.inputs if when.get(i, -1.0) > e.time]:
+            return f"step {e.step_id!r} finished at {e.time:g} s, before its input {early[0]!r} did"
+    tried = {s.step_id for s in run.slots}
+    if unslotted := sorted(set(run.outputs) - tried):
+        return f"step {unslotted[0]!r} has an output, but no attempt at it (a slot) is recorded"
+    for done in run.outputs:
+        failed, tried = sum(1 for i, _, _ in run.failures if i == done), run.attempts[done]
+        if tried < failed + 1:
+            return f"step {done!r} failed {failed} time(s), then finished, but was tried {tried} time(s)"
     return None
 
 

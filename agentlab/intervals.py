@@ -6,7 +6,7 @@ the intervals it prints contain that truth; tests/test_intervals.py measures tha
 
 - `wilson`: one share (k right of n), the score interval of Wilson (1927);
 - `paired_difference`: the difference between two setups' accuracies on the same tasks, the
-  hybrid score interval of Newcombe (1998, Statistics in Medicine 17:2635-2650, method 10);
+  score interval of Tango (1998, Statistics in Medicine 17:891-908);
 - `mean_interval`: the mean of per-task differences (of cost, tokens, seconds), Student's t.
 
 Every function takes numpy arrays as well as numbers, so a test can judge 20,000 tables at once.
@@ -34,27 +34,51 @@ def wilson(successes, trials, level: float = 0.95) -> tuple:
 
 
 def paired_difference(both, only_a, only_b, neither, level: float = 0.95) -> tuple:
-    """Newcombe's hybrid score interval (method 10) for A's accuracy minus B's on the same tasks,
-    from the four counts of the paired table.
+    """Tango's score interval for A's accuracy minus B's on the same tasks, from the four counts of
+    the paired table (Tango 1998, Statistics in Medicine 17:891-908), its variance scaled by
+    n / (n - 1), the small-sample correction Miettinen and Nurminen (1985, Statistics in Medicine
+    4:213-226) give the score interval for two independent shares.
 
-    Each accuracy gets its Wilson interval; the two distances from estimate to limit are combined
-    as for a difference ("square and add"), less twice their product times the correlation phi of
-    the two setups' results, since tasks both get right or both get wrong move both accuracies
-    together. phi is the published corrected estimate: (ad - bc - n/2) / sqrt(efgh) when
-    ad - bc > n/2, 0 when 0 <= ad - bc <= n/2, (ad - bc) / sqrt(efgh) below 0, and 0 when a
-    margin e, f, g or h is empty (a setup right on every task, or on none)."""
+    The interval holds every difference d that a score test would accept at `level`: the test
+    compares the observed "only A" minus "only B" with n * d, and judges the gap by its spread
+    under d, from the cell chances most likely given the table among those whose difference is d
+    (the restricted estimate has a closed form, the root of a quadratic). The test's statistic
+    falls as d rises, so each end is found by halving [-1, 1] 40 times, on whole arrays at once.
+    Every count is random, not only the disagreements, so the interval has a width even when the
+    two never disagree; one task leaves the whole range [-1, 1].
+
+    Why the n / (n - 1): where the two setups never agree, the tasks are a coin's tosses and any
+    score interval's coverage dips at some chances; Tango's own covers 92.8% at 40 tasks when A is
+    right on 80% and B on 20% (as did Newcombe's hybrid interval, which the kit printed before).
+    With it, exact coverage at a nominal 95% is 93.5% or more at every point of a 0.1 grid of
+    accuracies and agreement rates at ten sizes from 20 to 200 tasks (tests/test_intervals.py
+    checks 20 to 50 exactly and 20 to 400 by simulation); on a 0.05 grid at seven sizes from 20 to
+    60 tasks, 6 of 21,707 points fall below 93%, the lowest 92.5% at 20 tasks where the true
+    difference is 95 points."""
     a, b, c, d = (np.asarray(x, float) for x in (both, only_a, only_b, neither))
     n = a + b + c + d
-    p1, p2 = (a + b) / n, (a + c) / n
-    l1, u1 = wilson(a + b, n, level)
-    l2, u2 = wilson(a + c, n, level)
-    margins = (a + b) * (c + d) * (a + c) * (b + d)
-    excess = a * d - b * c
-    excess = np.where(excess > n / 2, excess - n / 2, np.minimum(excess, 0.0))
-    phi = np.where(margins > 0, excess / np.sqrt(np.where(margins > 0, margins, 1.0)), 0.0)
-    down = (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2
-    up = (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2
-    return p1 - p2 - np.sqrt(np.maximum(down, 0.0)), p1 - p2 + np.sqrt(np.maximum(up, 0.0))
+    inflate = n / np.maximum(n - 1, 1)
+
+    def score_above(diff, target):
+        """Whether the score statistic at the difference diff lies above target (z or -z)."""
+        # 2q, q the chance of "only B" most likely under diff: the root of 2n q^2 + lin q - c diff (1 - diff)
+        lin, bernoulli = (2 * n - b + c) * diff - b - c, diff * (1 - diff)
+        two_q = (np.sqrt(np.maximum(lin * lin + 8 * n * c * bernoulli, 0.0)) - lin) / (2 * n)
+        spread = np.sqrt(np.maximum(inflate * n * (two_q + bernoulli), 0.0))
+        above = b - c - n * diff - target * spread  # gap / spread > target, without dividing by 0
+        return above > 0 if target > 0 else above >= 0  # 0 / 0 (no disagreement, diff 0) counts as 0
+
+    def where_score_is(target):
+        low, high = np.full(n.shape, -1.0), np.full(n.shape, 1.0)
+        for _ in range(40):  # 2 / 2^40: far below a printed tenth of a point
+            middle = (low + high) / 2
+            above = score_above(middle, target)
+            low, high = np.where(above, middle, low), np.where(above, high, middle)
+        return (low + high) / 2
+
+    z = _z(level)
+    one = n < 2  # one task: no spread to judge it by
+    return np.where(one, -1.0, where_score_is(z)), np.where(one, 1.0, where_score_is(-z))
 
 
 def mean_interval(values, level: float = 0.95) -> tuple[float, float]:

@@ -3,11 +3,14 @@
 Each is a real MCP server (the official SDK, over stdio) offering one tool, `calculate`, that
 misbehaves when called: `dies` (the process exits mid-call), `hangs` (never answers), `malformed`
 (an answer that does not match the output schema), `large` (answers as many characters as the
-expression says, at once). `mute` never answers the client's initialize at all."""
+expression says, at once). `mute` never answers the client's initialize at all. `MODE --http PORT`
+serves the same over streamable HTTP (0: any free port, printed as the world server prints it),
+answering with server-sent events, or with one JSON body each with `--json`."""
 
 import asyncio
 import os
 import sys
+from functools import partial
 
 import mcp_types as types
 from mcp.server.lowlevel.server import Server
@@ -15,7 +18,7 @@ from mcp.server.lowlevel.server import Server
 from agentlab.interop.mcp import _mcp_tool, exit_at_once, serve, world_tools
 
 
-def main(mode: str) -> None:
+def main(mode: str, http: int | None = None, json_body: bool = False) -> None:
     if mode == "mute":  # reads what the client sends, never answers, ends when its stdin closes
         sys.stdin.buffer.read()
         return
@@ -35,9 +38,12 @@ def main(mode: str) -> None:
             return types.CallToolResult(content=answer, structured_content={"result": text})
         return types.CallToolResult(content=[], structured_content={"result": 42})  # malformed
 
-    serve(Server(mode, on_list_tools=tools, on_call_tool=misbehave))
+    server = Server(mode, on_list_tools=tools, on_call_tool=misbehave)
+    if json_body:  # answer each request with one JSON body, not a stream of server-sent events
+        server.streamable_http_app = partial(server.streamable_http_app, json_response=True)
+    serve(server, http=http)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[3]) if sys.argv[2:3] == ["--http"] else None, "--json" in sys.argv)
     exit_at_once()

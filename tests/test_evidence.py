@@ -6,6 +6,7 @@ worker imports every test module while collecting, whether or not it runs this f
 
 import math
 from itertools import product
+from statistics import NormalDist
 
 import pytest
 
@@ -69,7 +70,7 @@ def test_paired_accuracy_counts_and_prints_one_line():
     assert result.p_value == pytest.approx(sign_test(14, 5))
     text = str(result)
     assert text.startswith("one agent 63 vs team 54 of 80 right; paired: 14 only one agent, 5 only team")
-    assert "exact McNemar p = 0.064; difference +11.2 pts [95% CI +0.5 to +21.8]" in text
+    assert "exact McNemar p = 0.064; difference +11.2 pts [95% CI +0.5 to +22.4]" in text
     assert "\n" not in text
     assert result.verdict == "no measurable difference at n = 80"
 
@@ -80,29 +81,40 @@ def test_the_verdict_names_the_better_setup_when_the_test_says_so():
 
 
 def test_the_difference_interval_by_hand():
-    # Newcombe's method 10 on 49 both, 14 only A, 5 only B, 12 neither (n = 80), step by step
-    z, n = 1.959964, 80
+    # Tango's score test at each end of the interval for 49 both, 14 only A, 5 only B, 12 neither
+    # (n = 80). Under a difference d the likeliest chance q of "only B" solves
+    # 2n q^2 + ((2n - b + c) d - b - c) q - c d (1 - d) = 0, and the statistic
+    # (b - c - n d) / sqrt(n / (n - 1) * n * (2q + d (1 - d))) is +z at the lower end, -z at the upper
+    n, b, c, z = 80, 14, 5, 1.959964
+    result = paired_accuracy(*_results(both=49, only_a=b, only_b=c, neither=12))
+    for d, target in zip(result.interval, (z, -z), strict=True):
+        linear = (2 * n - b + c) * d - b - c
+        q = (math.sqrt(linear**2 + 8 * n * c * d * (1 - d)) - linear) / (4 * n)
+        statistic = (b - c - n * d) / math.sqrt(n / (n - 1) * n * (2 * q + d * (1 - d)))
+        assert statistic == pytest.approx(target, abs=1e-5)
+    assert str(result).endswith("[95% CI +0.5 to +22.4]")
 
-    def wilson(k):
-        centre, half = (k + z * z / 2) / (n + z * z), z * math.sqrt(k * (n - k) / n + z * z / 4) / (n + z * z)
-        return centre - half, centre + half
 
-    p1, p2 = 63 / n, 54 / n
-    (l1, u1), (l2, u2) = wilson(63), wilson(54)
-    phi = (49 * 12 - 14 * 5 - n / 2) / math.sqrt(63 * 17 * 54 * 26)  # ad - bc = 518 > n/2: corrected
-    low = p1 - p2 - math.sqrt((p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2)
-    high = p1 - p2 + math.sqrt((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2)
-    result = paired_accuracy(*_results(both=49, only_a=14, only_b=5, neither=12))
-    assert result.interval == pytest.approx((low, high), abs=1e-6)
-    assert str(result).endswith("[95% CI +0.5 to +21.8]")
+def test_the_difference_interval_matches_tangos_published_figures():
+    # Bentur et al.'s table (1 both, 1 only A, 7 only B, 12 neither), Tango's interval -0.517 to
+    # -0.026 (Fagerland, Lydersen and Laake 2014, Statistics in Medicine 33:2850-2875). The kit's
+    # n / (n - 1) divides the statistic by sqrt(21 / 20), so at the level whose z is smaller by
+    # that factor it gives Tango's own 95% interval
+    level = 2 * NormalDist().cdf(1.959964 * math.sqrt(20 / 21)) - 1
+    low, high = paired_accuracy(*_results(both=1, only_a=1, only_b=7, neither=12), level=level).interval
+    assert (low, high) == pytest.approx((-0.517, -0.026), abs=5e-4)
 
 
 def test_the_difference_interval_has_a_width_when_nothing_is_discordant():
-    # 40 of 40 right for both: the difference is 0, but 40 tasks cannot pin it to 0 exactly
+    # 40 of 40 right for both: the difference is 0, but 40 tasks cannot pin it to 0 exactly. With no
+    # disagreement the statistic at d > 0 is -n d / sqrt(n / (n - 1) * n d (1 - d)), so the upper
+    # end is z^2 f / (n + z^2 f) with f = 40 / 39: 8.97 points
+    z2, f = 1.959964**2, 40 / 39
     low, high = paired_accuracy(*_results(both=40, only_a=0, only_b=0, neither=0)).interval
-    assert -0.12 < low < -0.05 and 0.05 < high < 0.12
+    assert (low, high) == pytest.approx((-z2 * f / (40 + z2 * f), z2 * f / (40 + z2 * f)), abs=1e-6)
+    # all 7 tasks disagree, each A's way: up to +100; the lower end solves 6 (1 - d) / (1 + d) = z^2
     low, high = paired_accuracy(*_results(both=0, only_a=7, only_b=0, neither=0)).interval
-    assert high == pytest.approx(1.0) and 0.4 < low < 0.8  # all 7 disagreements A's: up to +100
+    assert (low, high) == pytest.approx(((6 - z2) / (6 + z2), 1.0), abs=1e-6)
 
 
 def test_the_interval_and_the_test_agree_away_from_the_edge():

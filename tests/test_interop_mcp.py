@@ -29,7 +29,7 @@ HERE = Path(__file__).parent
 MISBEHAVING = ("dies", "hangs", "malformed")  # the modes of tests/mcp_servers.py
 
 
-def connect_when_serving(server: subprocess.Popen):
+def connect_when_serving(server: subprocess.Popen, **options):
     """Connect to an HTTP server started with `--http 0` once it prints where it listens (it binds
     a free port itself: a port picked here and handed over could be taken by another process
     while the child imports the kit and the SDK)."""
@@ -38,7 +38,7 @@ def connect_when_serving(server: subprocess.Popen):
     ready, _, _ = select.select([server.stdout], [], [], 60)  # the child imports the kit first
     line = server.stdout.readline() if ready else ""
     assert line.startswith("MCP server at http://127.0.0.1:"), f"the server said {line!r}"
-    return connect_http(line.split(" at ", 1)[1].strip(), timeout=20)
+    return connect_http(line.split(" at ", 1)[1].strip(), **{"timeout": 20, **options})
 
 
 @pytest.fixture(scope="module")
@@ -258,6 +258,35 @@ def test_a_large_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused
         with pytest.raises(MCPFailed, match="over the 8 MB limit on one message"):
             client.call("calculate", {"expression": str(9 * 2**20)})
         assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
+
+
+@pytest.mark.parametrize("body", ["events", "json"])
+def test_a_large_http_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused_saying_so(body, caplog):
+    # The SDK capped an event stream at 1 MiB (a 1 MB answer failed) and read a JSON body whole
+    from agentlab.interop.mcp import MCPFailed
+
+    flags = ["--json"] if body == "json" else []
+    command = [sys.executable, str(HERE / "mcp_servers.py"), "large", "--http", "0", *flags]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        with connect_when_serving(server, limit=8 * 2**20) as client:
+            client.call("calculate", {"expression": "10"})  # warm: the first call sets things up
+            seconds = {}
+            for size in (1_000_000, 4_000_000):
+                began = time.perf_counter()
+                assert len(client.call("calculate", {"expression": str(size)})) == size
+                seconds[size] = time.perf_counter() - began
+            assert seconds[4_000_000] < 8 * max(seconds[1_000_000], 0.05)  # 4x the text: not 16x the time
+            refused = r"the answer is over the 8 MB limit on one message \(limit=\)$"  # as over stdio
+            with pytest.raises(MCPFailed, match=refused):
+                client.call("calculate", {"expression": str(9 * 2**20)})
+            assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
+    finally:
+        server.kill()
+        server.wait(10)
+        server.stdout.close()
+    # the refusal is the call's message, not also a traceback logged by the SDK (a notebook shows it)
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []
 
 
 def test_ctrl_c_stops_the_http_server_in_one_line_without_a_traceback():

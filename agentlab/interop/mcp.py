@@ -36,10 +36,10 @@ require("mcp", "mcp")
 import mcp_types as types  # noqa: E402
 from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.server.lowlevel.server import Server  # noqa: E402
 
 from agentlab.agents import WORLD_ROLES, Agent, ToolFunction, model_agent  # noqa: E402
+from agentlab.interop.mcp_http import http_streams, over_limit  # noqa: E402
 from agentlab.interop.mcp_stdio import LIMIT, stdio_lines  # noqa: E402
 from agentlab.llm.base import LLM, Tool  # noqa: E402
 from agentlab.world import FUNCTIONS, TOOLS  # noqa: E402
@@ -272,9 +272,9 @@ def connect_stdio(command: Sequence[str], *, timeout: float = 10.0, limit: int =
                      label=options.pop("label", f"stdio server {command[-1]!r}"), **options)
 
 
-def connect_http(url: str, *, timeout: float = 10.0, **options: Any) -> MCPClient:
-    """Talk to the MCP server at `url` (streamable HTTP, e.g. http://127.0.0.1:PORT/mcp)."""
-    return MCPClient(lambda: streamable_http_client(url), timeout=timeout,
+def connect_http(url: str, *, timeout: float = 10.0, limit: int = LIMIT, **options: Any) -> MCPClient:
+    """Talk to the MCP server at `url` (streamable HTTP, .../mcp); over `limit` bytes: see mcp_http."""
+    return MCPClient(lambda: http_streams(url, limit), timeout=timeout,
                      label=options.pop("label", f"server at {url}"), **options)
 
 
@@ -329,9 +329,10 @@ def _answer(name: str, result: types.CallToolResult) -> str:
 def _why(error: BaseException) -> str:
     if isinstance(error, TimeoutError | asyncio.TimeoutError):
         return "no answer in time (the server is hung, or died)"
-    inner = getattr(error, "exceptions", None)  # an exception group from the transport's tasks
-    if inner:
+    if inner := getattr(error, "exceptions", None):  # an exception group from the transport's tasks
         return _why(inner[0])
+    if too_large := over_limit(str(error)):  # an HTTP answer over the limit, in stdio's words
+        return too_large
     first = str(error).strip().splitlines()[0] if str(error).strip() else ""  # one line, for a trace
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 

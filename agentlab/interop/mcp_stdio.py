@@ -49,8 +49,7 @@ async def stdio_lines(params: StdioServerParameters, limit: int = LIMIT) -> Asyn
                     return
                 except asyncio.LimitOverrunError:
                     line = await _skip_line(process.stdout, limit)
-                    message = f"the answer is over the {limit / 2**20:g} MB limit on one message (limit=)"
-                    await incoming.send(_refusal(line, message))
+                    await incoming.send(_refusal(line, too_large(limit)))
                     continue
                 with contextlib.suppress(ValueError):  # a line that is not JSON-RPC is ignored
                     await incoming.send(SessionMessage(types.jsonrpc_message_adapter.validate_json(line)))
@@ -73,6 +72,11 @@ async def stdio_lines(params: StdioServerParameters, limit: int = LIMIT) -> Asyn
     finally:
         with anyio.CancelScope(shield=True):
             await _stop(process)
+
+
+def too_large(limit: int) -> str:
+    """What a call fails with when its answer is over `limit` bytes (over HTTP too: mcp_http)."""
+    return f"the answer is over the {limit / 2**20:g} MB limit on one message (limit=)"
 
 
 async def _skip_line(stream: asyncio.StreamReader, limit: int) -> bytes:
