@@ -193,7 +193,7 @@ def test_a_chain_on_many_workers_runs_on_the_callers_thread_and_a_wide_run_reuse
     """Per-step overhead: a step started alone was handed to a thread and back (a chain on 16
     workers cost 3x one on one worker), and each run started its own threads (a 200-wide fan-out
     started 200, which cost more than its steps)."""
-    from agentlab import attempt
+    from agentlab import threads
 
     seen = []
     team = {"w": Agent("w", lambda step, context: seen.append(threading.current_thread().name) or "ok")}
@@ -212,7 +212,7 @@ def test_a_chain_on_many_workers_runs_on_the_callers_thread_and_a_wide_run_reuse
     wide = Plan([Step("root", "w", "x")] + [Step(f"b{i}", "w", "x", ("root",)) for i in range(40)])
     assert run_plan(wide, team, workers=40).status == "done"
     deadline = time.monotonic() + 10
-    while attempt._idle[0] < 40 and time.monotonic() < deadline:  # each back to waiting for a call
+    while threads._idle[0] < 40 and time.monotonic() < deadline:  # each back to waiting for a call
         time.sleep(0.01)
     started = []
     start = threading.Thread.start
