@@ -115,15 +115,34 @@ class Daemons(futures.Executor):
 
 
 def share(calls: list[tuple[Ticket, Callable[..., Any], tuple]]) -> None:
-    """Run `calls`, each into its ticket: one alone on this thread (it would only be waited for),
-    more on daemon threads, handed over together (see the module's docstring)."""
+    """Run `calls`, each into its ticket, and return once all are done: one alone on this thread
+    (it would only be waited for), more on daemon threads, handed over together. One thread is
+    woken for them, and takes them one after another; while calls are left and none has been
+    taken for `SOON` s (the threads on them are busy), another is woken, and so on, so every
+    call soon has a thread (a call waiting for another of the same moment cannot deadlock).
+    This thread only waits, in short waits, so that an interrupt (Ctrl-C) is seen at once."""
     if len(calls) == 1:
         ticket, fn, args = calls[0]
         ticket.run(fn, args)
         if isinstance(ticket._error, KeyboardInterrupt):  # Ctrl-C in the call run here
             raise ticket._error
-    elif calls:
-        _wake(_Shared(calls))
+        return
+    left = _Shared(calls)
+    _wake(left)
+    try:
+        for ticket in reversed([ticket for ticket, _, _ in calls]):  # the last is done last, mostly
+            seen = len(left)
+            while not ticket.wait(SOON if left else 0.2):
+                if left and len(left) == seen and not left.coming:  # none taken: all are busy
+                    left.coming = True
+                    _wake(left)
+                seen = len(left)
+    except BaseException:  # an interrupt: what no thread has taken yet is not started
+        left.clear()
+        raise
+
+
+SOON = 0.001  # seconds: calls left untaken this long get one more thread
 
 
 class _Shared(deque):
@@ -136,18 +155,13 @@ class _Shared(deque):
 
 
 def _help(left: _Shared) -> None:
-    """A daemon thread's part of `share`: take a call, wake another for the rest unless one is on
-    its way, run it, take the next. Whenever calls are left, a thread is on its way to them, so
-    none waits for a thread that is busy with another call."""
+    """A daemon thread's part of `share`: take a call, run it, take the next, until none is left."""
     left.coming = False
     while True:
         try:
             ticket, fn, args = left.popleft()
         except IndexError:
             return
-        if left and not left.coming:
-            left.coming = True
-            _wake(left)
         ticket.run(fn, args)
 
 
