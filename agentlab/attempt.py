@@ -40,7 +40,7 @@ from agentlab.plan import Step
 from agentlab.threads import Daemons, InPlace, Ticket, wait_all
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Attempt:
     """What one try at a step produced, and `where` it ran: the process ("host:pid", see
     `here`) that ran it, or "" when no process reported (a pool refused it, its worker died)."""
@@ -51,6 +51,12 @@ class Attempt:
     failure: Failure | None = None
     forced: bool = False  # set by a "slow" fault: these seconds stand
     where: str = ""
+
+    def __init__(self, output: str | None, calls: tuple, seconds: float, failure: Failure | None = None,
+                 forced: bool = False, where: str = ""):  # fmt: skip
+        fields = self.__dict__  # written out, not generated: one a step (see `trace.Event`)
+        fields["output"], fields["calls"], fields["seconds"] = output, calls, seconds
+        fields["failure"], fields["forced"], fields["where"] = failure, forced, where
 
 
 def here() -> str:
@@ -190,8 +196,8 @@ def outcome(future: futures.Future, timeout: float | None = None) -> Attempt:
     `attempt` never raises, so an exception here comes from the pool, and becomes a failed
     attempt that says so. The calls a dead worker made are lost with it: not counted."""
     try:
-        while timeout is None and not wait_all([future], 0.2):  # in short waits, so that an
-            pass  # interrupt (Ctrl-C) is seen at once, not when it ends
+        while timeout is None and not future.done() and not wait_all([future], 0.2):  # in short
+            pass  # waits, so that an interrupt (Ctrl-C) is seen at once, not when it ends
         return arrived(future.result(timeout))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - all but the wait running out
         if isinstance(error, futures.TimeoutError) and not future.done():

@@ -193,7 +193,8 @@ class Loop:
                 taken = self.scheduler.take() if run.status == "running" and self.scheduler else []
                 shared: list | None = [] if self.inline else None  # see `drive`
                 for step, worker in taken:  # after a stop nothing new starts
-                    self.start(run.plan[step.id], run.plan[step.id], worker, shared)
+                    planned = run.plan[step.id]
+                    self.start(planned, planned, worker, shared)
                 if shared:
                     share(shared)
                 if not self.running:

@@ -51,8 +51,9 @@ class Event:
     inputs: tuple[str, ...] = ()
     detail: str = ""
 
-    def __init__(self, time: float, kind: str, step_id: str, role: str, inputs: tuple[str, ...] = (),
-                 detail: str = ""):
+    def __init__(
+        self, time: float, kind: str, step_id: str, role: str, inputs: tuple[str, ...] = (), detail: str = ""
+    ):
         """Written out, not generated: a run makes three events a step, and a frozen dataclass's own
         `__init__` (one `object.__setattr__` a field) took a tenth of a no-op step's time."""
         if kind not in KINDS:
@@ -172,7 +173,7 @@ class Run:
 
     def record(self, time: float, kind: str, step: Step, detail: str, role: str | None = None) -> None:
         """Add an event about `step` to the trace."""
-        self.trace.add(Event(time, kind, step.id, role or step.role, step.depends_on, detail))
+        self.trace.events.append(Event(time, kind, step.id, role or step.role, step.depends_on, detail))
 
     def close(self, now: float) -> None:
         """The loop is over: a run still running is done; any other has each step it never
