@@ -139,7 +139,8 @@ def run_plan(
 def drive(loop: Loop, workers: int, timeout: float | None, pool: futures.Executor | None = None) -> Run:
     """Run `loop` in `pool`, else in its own: the caller's thread for one worker and no time limit,
     else threads (`Daemons`: kept from run to run, never waited for). On the virtual clock with no
-    time limit the loop would only wait for its steps: it runs them too (`threads.share`)."""
+    time limit, a step started alone runs on the loop's thread (it would only wait), and the steps
+    started together go to threads together (`threads.share`)."""
     if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
         return loop.go(pool or InPlace())
     loop.inline = timeout is None and not loop.clock.real
@@ -193,10 +194,8 @@ class Loop:
                 taken = self.scheduler.take() if run.status == "running" and self.scheduler else []
                 shared: list | None = [] if self.inline else None  # see `drive`
                 for step, worker in taken:  # after a stop nothing new starts
-                    planned = run.plan[step.id]
-                    self.start(planned, planned, worker, shared)
-                if shared:
-                    share(shared)
+                    self.start(planned := run.plan[step.id], planned, worker, shared)
+                share(shared or [])
                 if not self.running:
                     if run.status == "running" and self.unresolved:
                         self.replan()
@@ -212,17 +211,14 @@ class Loop:
         return run
 
     def start(self, step: Step, planned: Step, worker: int, shared: list | None = None) -> None:
-        """Hand one attempt at `planned` (tried as `step`) to the pool, or add it to the `shared`
-        calls the loop's thread runs with daemon threads once all of this moment's have started."""
+        """Hand one attempt at `planned` (tried as `step`) to the pool, or to this moment's `shared`."""
         run = self.run
         n = run.attempts[planned.id] = run.attempts.get(planned.id, 0) + 1
         context = {dep: run.outputs[dep] for dep in planned.depends_on}
         fault = first_hit(self.faults, planned.id, step.role, n) if self.faults else None
         args = (self.team[step.role], step, planned, context, self.checks, fault, n, self.clock.real)
-        if shared is None:
-            future = submit(self.pool, *args)
-        else:
-            future = Ticket()
+        future = submit(self.pool, *args) if shared is None else Ticket()
+        if shared is not None:  # run once all of this moment's have started (`threads.share`)
             shared.append((future, attempt, args))
         if self.clock.real:
             future.add_done_callback(self.ended.put)

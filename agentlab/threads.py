@@ -6,13 +6,14 @@ both taken on every look), and on a run of no-op steps that bookkeeping cost mor
 The executors here hand back a `Ticket` instead: the same questions (`done`, `result`,
 `exception`, `add_done_callback`), a fraction of the cost.
 
-On the virtual clock with no time limit, the loop waits for every running step before it moves
-on, so its thread may as well run steps: `share` hands the steps it starts at one moment over in
-one go. The loop's thread runs them one after another, and daemon threads join in: one is woken
-at once, and each that takes a step wakes another while steps are left, so every step still has a
-thread at once (a step that waits for another of the same moment, or runs a plan of its own,
-cannot deadlock). No-op steps are all done before the first thread is up: one hand-off a moment,
-not one a step. Steps that take real time (a model's calls) overlap as they did.
+On the virtual clock with no time limit, the loop waits for every step it started before it moves
+on. A step started alone runs on the loop's thread (it would only wait). The steps started at one
+moment are handed over in one go (`share`): one daemon thread is woken and takes them one after
+another, while the loop's thread watches; when calls are left and none was taken for `SOON` s
+(the threads on them are busy, waiting for a model, say), it wakes another. So every step soon has
+a thread of its own (one that waits for another of the same moment cannot deadlock), steps that
+take real time overlap as before, and no-op steps cost one hand-off a moment, not one a step. The
+loop's thread runs none of them: it stays free to see an interrupt (Ctrl-C) at once.
 """
 
 from __future__ import annotations
@@ -49,6 +50,12 @@ class Ticket:
 
     def done(self) -> bool:
         return self._done
+
+    def cancel(self) -> bool:  # as Executor.map asks: a call handed over is not taken back
+        return False
+
+    def cancelled(self) -> bool:
+        return False
 
     def add_done_callback(self, fn: Callable[[Ticket], Any]) -> None:
         with _DONE:
@@ -93,7 +100,7 @@ class InPlace(futures.Executor):
 
     def submit(self, fn, /, *args, **kwargs) -> Ticket:
         ticket = Ticket()
-        ticket.run(fn, args) if not kwargs else ticket.run(lambda: fn(*args, **kwargs), ())
+        ticket.run(fn if not kwargs else lambda *a: fn(*a, **kwargs), args)
         return ticket
 
 
@@ -121,11 +128,11 @@ def share(calls: list[tuple[Ticket, Callable[..., Any], tuple]]) -> None:
     taken for `SOON` s (the threads on them are busy), another is woken, and so on, so every
     call soon has a thread (a call waiting for another of the same moment cannot deadlock).
     This thread only waits, in short waits, so that an interrupt (Ctrl-C) is seen at once."""
-    if len(calls) == 1:
-        ticket, fn, args = calls[0]
-        ticket.run(fn, args)
-        if isinstance(ticket._error, KeyboardInterrupt):  # Ctrl-C in the call run here
-            raise ticket._error
+    if len(calls) <= 1:
+        for ticket, fn, args in calls:
+            ticket.run(fn, args)
+            if isinstance(ticket._error, KeyboardInterrupt):  # Ctrl-C in the call run here
+                raise ticket._error
         return
     left = _Shared(calls)
     _wake(left)
