@@ -135,14 +135,14 @@ def share(calls: list[tuple[Ticket, Callable[..., Any], tuple]]) -> None:
                 raise ticket._error
         return
     left = _Shared(calls)
-    _wake(left)
+    _hand(left)
     try:
         for ticket in reversed([ticket for ticket, _, _ in calls]):  # the last is done last, mostly
             seen = len(left)
             while not ticket.wait(SOON if left else 0.2):
                 if left and len(left) == seen and not left.coming:  # none taken: all are busy
                     left.coming = True
-                    _wake(left)
+                    _hand(left)
                 seen = len(left)
     except BaseException:  # an interrupt: what no thread has taken yet is not started
         left.clear()
@@ -159,6 +159,23 @@ class _Shared(deque):
     def __init__(self, calls: list) -> None:
         super().__init__(calls)
         self.coming = True
+
+
+def _hand(left: _Shared) -> None:
+    """Wake a thread for the calls left; if none can be started, those no thread took fail with why."""
+    try:
+        _wake(left)
+    except RuntimeError as error:  # "can't start new thread": as a pool that refused them
+        while True:
+            try:
+                ticket, _, _ = left.popleft()
+            except IndexError:
+                return
+            ticket.run(_raise, (error,))
+
+
+def _raise(error: BaseException) -> None:
+    raise error
 
 
 def _help(left: _Shared) -> None:
@@ -179,13 +196,14 @@ _idle = [0]  # threads waiting for a call that no submit has claimed yet
 
 
 def _wake(call: tuple | _Shared) -> None:
-    """Hand `call` (one call, or the calls left of a `share`) to a waiting thread, else a new one."""
-    _CALLS.put(call)
+    """Hand `call` (one call, or the calls left of a `share`) to a waiting thread, else a new one
+    (if that cannot be started, the RuntimeError is raised and nothing is handed over)."""
     with _IDLE_LOCK:
         spare = _idle[0] > 0
         _idle[0] -= spare
     if not spare:
         threading.Thread(target=_serve, name="agentlab-attempt", daemon=True).start()
+    _CALLS.put(call)
 
 
 def _take(call: tuple | _Shared) -> None:
