@@ -3,8 +3,9 @@
 The modules, in the order the notebooks build them (each one idea; read run.py first):
 
 - 01  run (the loop: orchestrate, run_plan), plan (what a plan is, and its `$id`
-      language), agents (who does a step), attempt (one try at a step), planners
-      (who writes the plan), trace (what a run leaves behind: the trace and `Run`)
+      language), agents (who does a step), attempt (one try at a step), threads (the
+      thread it runs on), planners (who writes the plan), trace (what a run leaves
+      behind: the trace and `Run`)
 - 02  schedule (who runs what when, on which clock), viz (graphs and timelines),
       widgets (the editor)
 - 03  llm/ (one model interface: simulated, Claude, replay, usage and prices),

@@ -7,7 +7,7 @@ the seconds taken, and the failure if there was one) and never raises: an agent'
 exception is a failure like any other, and a `PaidError` keeps the calls it paid for.
 
 Where an attempt runs: `InPlace` runs it in the caller's thread (one worker, no time limit),
-`Daemons` on a thread of its own that the run can walk away from (see its docstring), or any
+`Daemons` on a thread of its own that the run can walk away from (both in `threads.py`), or any
 `concurrent.futures` pool the caller passes, a Dask cluster's (`client.get_executor()`) among
 them. The loop hands an attempt over with `submit` and reads it back with `outcome`, which
 turn what only a pool of other processes can do into failed attempts with a reason: an agent
@@ -25,9 +25,7 @@ import logging
 import math
 import os
 import pickle
-import queue
 import socket
-import threading
 import time
 from collections.abc import Mapping
 from concurrent import futures
@@ -39,9 +37,10 @@ from agentlab.faults import Fault, InjectedFault, sentinel_output, wrong_output
 from agentlab.llm.base import Completion, PaidError, Usage
 from agentlab.monitor import Check, Failure, inspect
 from agentlab.plan import Step
+from agentlab.threads import Daemons, InPlace, Ticket, wait_all
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Attempt:
     """What one try at a step produced, and `where` it ran: the process ("host:pid", see
     `here`) that ran it, or "" when no process reported (a pool refused it, its worker died)."""
@@ -52,6 +51,12 @@ class Attempt:
     failure: Failure | None = None
     forced: bool = False  # set by a "slow" fault: these seconds stand
     where: str = ""
+
+    def __init__(self, output: str | None, calls: tuple, seconds: float, failure: Failure | None = None,
+                 forced: bool = False, where: str = ""):  # fmt: skip
+        fields = self.__dict__  # written out, not generated: one a step (see `trace.Event`)
+        fields["output"], fields["calls"], fields["seconds"] = output, calls, seconds
+        fields["failure"], fields["forced"], fields["where"] = failure, forced, where
 
 
 def here() -> str:
@@ -191,8 +196,8 @@ def outcome(future: futures.Future, timeout: float | None = None) -> Attempt:
     `attempt` never raises, so an exception here comes from the pool, and becomes a failed
     attempt that says so. The calls a dead worker made are lost with it: not counted."""
     try:
-        while timeout is None and not future.done():  # in short waits, so that an interrupt
-            futures.wait([future], timeout=0.2)  # (Ctrl-C) is seen at once, not when it ends
+        while timeout is None and not future.done() and not wait_all([future], 0.2):  # in short
+            pass  # waits, so that an interrupt (Ctrl-C) is seen at once, not when it ends
         return arrived(future.result(timeout))
     except (Exception, SystemExit) as error:  # noqa: BLE001 - all but the wait running out
         if isinstance(error, futures.TimeoutError) and not future.done():
@@ -288,28 +293,15 @@ class Job:
     worker: int
     start: float  # on the run's clock
     attempt: int
-    future: futures.Future
+    future: futures.Future | Ticket
     wall: float | None = None  # with a time limit: the real time (`time.monotonic`) to wait until
     end: float | None = None  # known once the attempt has reported (virtual) or timed out
     late: str | None = None  # once it has timed out: "", or what more there is to say about it
+    result: Attempt | None = None  # once read back (virtual clock: to learn its end)
 
     def wait(self) -> float | None:
         """How much longer to wait for it, in real seconds (None: for as long as it takes)."""
         return None if self.wall is None else max(0.0, self.wall - time.monotonic())
-
-
-class InPlace(futures.Executor):
-    """An executor whose worker is the caller: `submit` runs the call at once and hands back a
-    finished future. A run with one worker and no time limit uses it, since a thread would
-    only add a hand-off per step (with one worker, steps run one at a time anyway)."""
-
-    def submit(self, fn, /, *args, **kwargs) -> futures.Future:
-        future: futures.Future = futures.Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as error:  # noqa: BLE001 - as a pool would, keep it for .result()
-            future.set_exception(error)
-        return future
 
 
 def pool_for(llm: Any) -> futures.Executor | None:
@@ -318,47 +310,3 @@ def pool_for(llm: Any) -> futures.Executor | None:
     virtual clock the run is the same either way); None (`run_plan`'s threads) for a model
     whose calls take real time, so that they overlap."""
     return InPlace() if getattr(llm, "backend", None) == "simulated" else None
-
-
-class Daemons(futures.Executor):
-    """An executor that runs each call on a daemon thread: an idle one of this process's if there
-    is one, else a new one. A run with a time limit walks away from an attempt that does not come
-    back in time; nothing can stop a Python thread, so the attempt may run on (even for ever, if
-    its agent blocks). A pool's threads would keep the process alive at exit until they end; a
-    daemon thread does not. Every call has a thread at once (none waits for another's, so a step
-    that runs a plan of its own cannot deadlock), and the loop never has more than `workers`
-    attempts going (besides abandoned ones). A thread that is done waits for the next call (up to
-    `IDLE` of them), so a run does not pay to start threads again: a 200-wide run started 200,
-    which cost more than its steps."""
-
-    def submit(self, fn, /, *args, **kwargs) -> futures.Future:
-        future: futures.Future = futures.Future()
-        _CALLS.put((future, fn, args, kwargs))
-        with _IDLE_LOCK:
-            spare = _idle[0] > 0  # a waiting thread takes the call; else one is started for it
-            _idle[0] -= spare
-        if not spare:
-            threading.Thread(target=_serve, name="agentlab-attempt", daemon=True).start()
-        return future
-
-
-IDLE = 256  # threads kept waiting for calls, at most
-_CALLS: queue.SimpleQueue = queue.SimpleQueue()
-_IDLE_LOCK = threading.Lock()
-_idle = [0]  # threads waiting for a call that no submit has claimed yet
-
-
-def _serve() -> None:
-    """A daemon thread's life: take a call, run it into its future, wait for the next."""
-    while True:
-        future, fn, args, kwargs = _CALLS.get()
-        if future.set_running_or_notify_cancel():
-            try:
-                future.set_result(fn(*args, **kwargs))
-            except BaseException as error:  # noqa: BLE001 - kept for .result(), as a pool does
-                future.set_exception(error)
-        del future, fn, args, kwargs  # hold nothing of the call while waiting
-        with _IDLE_LOCK:
-            if _idle[0] >= IDLE:
-                return
-            _idle[0] += 1

@@ -40,7 +40,7 @@ from typing import Any
 from agentlab import checkpoint as checkpoints
 from agentlab import recovery as recoveries
 from agentlab.agents import STUB_TEAM, Agent
-from agentlab.attempt import Attempt, Daemons, InPlace, Job, outcome, submit
+from agentlab.attempt import Attempt, Job, attempt, outcome, submit
 from agentlab.budget import Budget, planning_within, spent
 from agentlab.checkpoint_lock import claimed
 from agentlab.faults import Fault, first_hit
@@ -51,6 +51,7 @@ from agentlab.planners import planning_failure, stub_planner
 from agentlab.recovery import Replan
 from agentlab.schedule import Clock, ListScheduler, Slot, step_duration
 from agentlab.settings import check_settings, check_task, check_team
+from agentlab.threads import Daemons, InPlace, Ticket, share, wait_all
 from agentlab.trace import Event, Run
 
 WALL_FACTOR = 10  # virtual clock: real seconds waited for a report, in units of `timeout`
@@ -138,7 +139,8 @@ def run_plan(
 def drive(loop: Loop, workers: int, timeout: float | None, pool: futures.Executor | None = None) -> Run:
     """Run `loop` in `pool`, else in its own: the caller's thread for one worker and no time limit,
     else threads (`Daemons`: kept from run to run, never waited for). On the virtual clock with no
-    time limit, a step that runs alone (a chain's) runs on the loop's thread: it would only wait."""
+    time limit, a step started alone runs on the loop's thread (it would only wait), and the steps
+    started together go to threads together (`threads.share`)."""
     if pool is not None or (workers == 1 and timeout is None):  # one at a time: no thread needed
         return loop.go(pool or InPlace())
     loop.inline = timeout is None and not loop.clock.real
@@ -190,9 +192,10 @@ class Loop:
         try:
             while True:
                 taken = self.scheduler.take() if run.status == "running" and self.scheduler else []
+                shared: list | None = [] if self.inline else None  # see `drive`
                 for step, worker in taken:  # after a stop nothing new starts
-                    here = self.inline and len(taken) == 1 and not self.running  # a step alone: see `drive`
-                    self.start(run.plan[step.id], run.plan[step.id], worker, here)
+                    self.start(planned := run.plan[step.id], planned, worker, shared)
+                share(shared or [])
                 if not self.running:
                     if run.status == "running" and self.unresolved:
                         self.replan()
@@ -207,16 +210,16 @@ class Loop:
         self.saved()
         return run
 
-    def start(self, step: Step, planned: Step, worker: int, here: bool = False) -> None:
-        """Hand one attempt at `planned` (tried as `step`) to the pool, or run it `here`."""
+    def start(self, step: Step, planned: Step, worker: int, shared: list | None = None) -> None:
+        """Hand one attempt at `planned` (tried as `step`) to the pool, or to this moment's `shared`."""
         run = self.run
         n = run.attempts[planned.id] = run.attempts.get(planned.id, 0) + 1
         context = {dep: run.outputs[dep] for dep in planned.depends_on}
         fault = first_hit(self.faults, planned.id, step.role, n) if self.faults else None
         args = (self.team[step.role], step, planned, context, self.checks, fault, n, self.clock.real)
-        future = submit(InPlace() if here else self.pool, *args)
-        if here and isinstance(future.exception(), KeyboardInterrupt):  # Ctrl-C in the step run here
-            raise KeyboardInterrupt
+        future = submit(self.pool, *args) if shared is None else Ticket()
+        if shared is not None:  # run once all of this moment's have started (`threads.share`)
+            shared.append((future, attempt, args))
         if self.clock.real:
             future.add_done_callback(self.ended.put)
         order = self.scheduler.index[planned.id]
@@ -228,12 +231,12 @@ class Loop:
         """Virtual clock: wait until every running attempt has reported its duration, then jump
         to the earliest end. All attempts ending then finish together, in written order."""
         timeout, waiting = self.timeout, [j.future for j in self.running if not j.future.done()]
-        while timeout is None and waiting and futures.wait(waiting, timeout=0.2).not_done:  # one wait for
-            pass  # all, in short ones, so that an interrupt (Ctrl-C) is seen at once, not when they end
+        while timeout is None and waiting and not wait_all(waiting, 0.2):  # one wait for all, in
+            pass  # short ones, so that an interrupt (Ctrl-C) is seen at once, not when they end
         for job in self.running:
             if job.end is None:
                 try:  # wait for it to report (with a time limit, not for ever: see the docstring)
-                    result = outcome(job.future, job.wait())
+                    result = job.result = outcome(job.future, job.wait())
                 except futures.TimeoutError:  # it is abandoned
                     real = f" (no report after {WALL_FACTOR * timeout:g} s of real time)"
                     job.end, job.late = job.start + timeout, real
@@ -264,7 +267,7 @@ class Loop:
     def finish(self, job: Job) -> None:
         """Record an attempt that ended: keep a good output, or hand a failure on."""
         run, step, now = self.run, job.planned, self.clock.now
-        result: Attempt | None = outcome(job.future) if job.future.done() else None
+        result: Attempt | None = job.result or (outcome(job.future) if job.future.done() else None)
         run.slots.append(Slot(step.id, job.worker, job.start, now, result.where if result else ""))
         if result is not None:  # even an attempt that ran out of time has paid for its calls
             run.calls += [(step.id, job.step.role, c) for c in result.calls]

@@ -25,7 +25,7 @@ from agentlab.plan import Plan, PlanError, Step, check_durations
 from agentlab.valid import number
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Slot:
     """Step `step_id` ran on worker `worker` (numbered from 0) from `start` to `end` seconds, in
     the process `where` ("host:pid", as `attempt.here` says; "" if unknown or not run yet).
@@ -39,6 +39,13 @@ class Slot:
     start: float
     end: float
     where: str = field(default="", compare=False, repr=False)
+
+    def __init__(self, step_id: str, worker: int, start: float, end: float, where: str = ""):
+        # written out, not generated: one a step, and a frozen dataclass's sets each field with
+        # an `object.__setattr__` call, which showed in a no-op step's cost (see `trace.Event`)
+        fields = self.__dict__
+        fields["step_id"], fields["worker"], fields["start"] = step_id, worker, start
+        fields["end"], fields["where"] = end, where
 
 
 def step_duration(step: Step, reported: float) -> float:

@@ -171,19 +171,26 @@ def test_a_run_validates_its_plan_once_when_it_was_made_not_again(monkeypatch):
     assert validated == []  # the plan was checked when it was built; the run only meets it with the team
 
 
-def test_one_worker_runs_in_the_callers_thread_more_run_on_a_pool():
+def test_one_worker_runs_in_the_callers_thread_more_run_at_once():
     import threading
 
     seen = []
     team = {"a": Agent("a", lambda step, context: seen.append(threading.current_thread().name) or "ok")}
     plan = Plan([Step("s1", "a", "x"), Step("s2", "a", "y")])
     run_plan(plan, team)
-    run_plan(plan, team, workers=2)
     run_plan(plan, team, timeout=5)  # a time limit needs a thread it can walk away from
     me = threading.current_thread().name
     assert seen[:2] == [me] * 2
-    assert all(name.startswith("agentlab") for name in seen[2:4])  # two at once: on threads
-    assert all(name.startswith("agentlab") for name in seen[4:])  # walked away from if late: a thread
+    assert all(name.startswith("agentlab") for name in seen[2:])  # walked away from if late: a thread
+
+    together = threading.Barrier(2, timeout=10)  # broken unless both steps are in it at once
+
+    def meeting(step, context):
+        together.wait()
+        return "ok"
+
+    run = run_plan(plan, {"a": Agent("a", meeting)}, workers=2)  # one may run on the caller's thread
+    assert run.status == "done", run.reason
 
 
 def test_an_agent_that_writes_into_its_steps_args_cannot_change_the_plan(tmp_path):
