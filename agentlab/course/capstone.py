@@ -58,6 +58,7 @@ STATUSES = {
     "too slow": "it ran past the time limit",
     "crashed": "its notebook or its kernel broke",
     "no my_team": "its notebook defines no function my_team(task, setup)",
+    "another set": "graded on another held-out set than the board's latest entries",
 }
 ANSWER_NAME = "agentlab_capstone_answer"
 
@@ -110,7 +111,7 @@ class GraderModel:
         request = {"system": system, "messages": messages, "tools": tuple(tools), "schema": schema}
         if not _plain(request) or not (model is None or type(model) is str) or type(max_tokens) is not int:
             raise ValueError(
-                "a request to the grader's model holds only text, numbers, lists, dicts and Tools"
+                "a request to the grader's model must be plain data: text, numbers, lists, dicts and Tools"
             )
         try:
             reply = self._llm.complete(**request, model=model, max_tokens=max_tokens)
@@ -173,9 +174,10 @@ class CapstoneSession(Session):
 
 # The first cell the grader runs: an audit hook (Python offers no way to remove one) that ends the
 # kernel, with an exit code the grader reads, when the notebook imports the instructor's hidden
-# modules, opens a file outside the folders the sandbox shows it, or, once the held-out tasks have
+# modules, opens a file outside the folders the sandbox shows it (or beside its own folder, in the
+# grader's temporary folder that holds it), or, once the held-out tasks have
 # begun, calls a helper of HELPERS.
-GUARD = """def _agentlab_guard(roots, hidden):
+GUARD = """def _agentlab_guard(roots, hidden, fenced, own):
     import os, sys
     tasks = []
     def inside(path, folder):
@@ -192,10 +194,11 @@ GUARD = """def _agentlab_guard(roots, hidden):
                 path = os.path.realpath(os.fsdecode(os.fspath(args[0])))
             except Exception:
                 return
-            if inside(path, hidden) or not any(inside(path, root) for root in roots):
+            elsewhere = any(inside(path, f) for f in fenced) and not any(inside(path, r) for r in own)
+            if inside(path, hidden) or elsewhere or not any(inside(path, root) for root in roots):
                 os._exit({hidden})
     sys.addaudithook(hook)
-_agentlab_guard({roots!r}, {kit_hidden!r})
+_agentlab_guard({roots!r}, {kit_hidden!r}, {fenced!r}, {own!r})
 del _agentlab_guard
 """
 
@@ -216,11 +219,13 @@ ANSWER = f"""def {ANSWER_NAME}(task, llm):
 def guard_cell(workdir: Path, scratch: Path) -> str:
     """GUARD for a sandbox whose working folder is `workdir`: the folders it may open files in."""
     kit = sandbox.kit_folder()
-    roots = [os.path.realpath(p) for p in (workdir, scratch)]
-    roots += ["/tmp", "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/lib64", "/bin", "/sbin"]
+    own = [os.path.realpath(p) for p in (workdir, scratch)]
+    fenced = [str(Path(*Path(own[0]).parts[:3]))] if len(Path(own[0]).parts) > 3 else []  # /tmp/grading-…
+    roots = [*own, "/tmp", "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/lib64", "/bin", "/sbin"]
     roots += [str(p) for p in sandbox.python_folders()] + [str(kit)]
     hidden = str(kit / "course" / sandbox.HIDDEN)
-    return GUARD.format(helper=REACHED_HELPER, hidden=REACHED_HIDDEN, roots=roots, kit_hidden=hidden)
+    said = {"roots": roots, "kit_hidden": hidden, "fenced": fenced, "own": own}
+    return GUARD.format(helper=REACHED_HELPER, hidden=REACHED_HIDDEN, **said)
 
 
 # --- grading one submission -----------------------------------------------------------------------
