@@ -135,7 +135,6 @@ TEAMS = {
     "heidi": [OWN_SIMULATOR],
     "judy": [RUNAWAY],
     "ken": [SLEEPY],
-    "leo": ["x = 1"],
     "<b>oscar</b>": ["print('no team here')"],
 }
 RANKED = {"alice", "bob", "carol", "dave", "ivan"}
@@ -147,7 +146,6 @@ STATUS = {
     "heidi": "own model",
     "judy": "over budget",
     "ken": "too slow",
-    "leo": "no my_team",
     "<b>oscar</b>": "no my_team",
 }
 
@@ -294,3 +292,50 @@ def test_the_graders_model_gives_out_nothing_but_its_answers():
         wire.PROTOCOL["copy"](model)
     with pytest.raises(ValueError, match="plain data"):
         model.complete(system="hi", messages=[{"role": "user", "content": object()}])
+
+
+# --- the rule, on stored results alone ------------------------------------------------------------
+
+
+def stored(
+    learner: str, right: list[bool], usd: float, fingerprint: str = "f", status: str = "ranked"
+) -> dict:
+    """A line of the capstone log as the grader writes it (50 tasks, the reference right on 40)."""
+    n = len(right)
+    reference = {"right": [i < 40 for i in range(n)], "cost": [0.01] * n, "seconds": [5.0] * n}
+    data = {"status": status, "detail": "", "right": right, "cost": [usd] * n, "seconds": [5.0] * n}
+    data |= {"calls": [2] * n, "tokens": [900] * n, "reference": reference}
+    return {
+        "path": f"{learner}/{NB}",
+        "fingerprint": fingerprint,
+        "graded": {"learner": learner, "capstone": data},
+    }
+
+
+def test_non_inferior_entries_are_tied_and_ordered_by_cost_and_the_latest_submission_stands(tmp_path):
+    same = [i < 45 for i in range(50)]
+    rows = [
+        stored("ann", same, 0.02),
+        stored("ben", same[:-1] + [False], 0.01),  # one task fewer, half the price: tied, and first
+        stored("cat", [i < 25 for i in range(50)], 0.001),  # cheapest, far less accurate: next tier
+        stored("dan", same, 0.005, "old"),
+        stored("dan", [False] * 50, 0.005, "new", status="hard-coded"),  # his latest stands
+        stored("dan", [False] * 50, 0.005, "new", status="hard-coded"),  # graded again, unchanged
+    ]
+    log = tmp_path / "capstone.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"torn', encoding="utf-8")
+    board = leaderboard.board(log)
+    assert [(e.learner, e.rank, e.tier) for e in board] == [
+        ("ben", 1, 1), ("ann", 2, 1), ("cat", 3, 2), ("dan", None, None)
+    ]  # fmt: skip
+    assert {e.learner: e.submissions for e in board} == {"ann": 1, "ben": 1, "cat": 1, "dan": 2}
+    assert board[0].versus["kept"].kept and not board[2].versus["kept"].kept  # against the reference
+
+
+def test_the_leaderboard_before_any_capstone_is_graded_is_empty_and_says_why(tmp_path):
+    out = tmp_path / "board.csv"
+    err = io.StringIO()
+    with redirect_stdout(io.StringIO()), redirect_stderr(err):
+        code = main(["course", "leaderboard", "--results", str(tmp_path / "grades.jsonl"), "--csv", str(out)])
+    assert code == 0 and "no capstone submission graded yet" in err.getvalue()
+    assert out.read_text(encoding="utf-8").splitlines() == [",".join(leaderboard.COLUMNS)]
