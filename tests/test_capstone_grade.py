@@ -12,6 +12,7 @@ import json
 import struct
 import time
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 
 import pytest
 from notebook_code import write_notebook as write
@@ -339,3 +340,14 @@ def test_the_leaderboard_before_any_capstone_is_graded_is_empty_and_says_why(tmp
         code = main(["course", "leaderboard", "--results", str(tmp_path / "grades.jsonl"), "--csv", str(out)])
     assert code == 0 and "no capstone submission graded yet" in err.getvalue()
     assert out.read_text(encoding="utf-8").splitlines() == [",".join(leaderboard.COLUMNS)]
+
+
+def test_the_release_ships_neither_the_held_out_set_nor_the_seeds(tmp_path):
+    from agentlab.course import release
+
+    root = Path(__file__).resolve().parents[1]
+    written = release.build(root, tmp_path / "class-kit")
+    assert (tmp_path / "class-kit" / "agentlab" / "capstone.py").exists()
+    assert not [p for p in written if "hidden" in p.parts]
+    seeds = [str(s).encode() for s in (hidden.HELD_OUT_SEED, hidden.SIMULATOR_SEED)]
+    assert not [p for p in written if any(s in p.read_bytes() for s in seeds)]

@@ -181,11 +181,11 @@ def grade_command(args: argparse.Namespace) -> int:
     if not args.notebooks:
         print("error: name the learners' notebooks to grade", file=sys.stderr)
         return 2
-    if args.timeout <= 0 or args.jobs < 1 or args.task_timeout <= 0:
-        print(
-            "error: --timeout and --task-timeout must be positive numbers of seconds, --jobs at least 1",
-            file=sys.stderr,
-        )
+    if args.timeout <= 0 or args.jobs < 1:
+        print("error: --timeout must be a positive number of seconds, --jobs at least 1", file=sys.stderr)
+        return 2
+    if args.task_timeout <= 0:
+        print("error: --task-timeout must be a positive number of seconds", file=sys.stderr)
         return 2
     try:
         sandbox.ready()
