@@ -112,7 +112,7 @@ def grade_all(
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
-            if isinstance(graded, capstone.CapstoneGraded):
+            if isinstance(graded, capstone.CapstoneGraded) and graded.capstone:  # not a grader failure
                 log_submission(results, row)
         if progress:
             progress(graded, resumed)

@@ -220,9 +220,11 @@ def guard_cell(workdir: Path, scratch: Path) -> str:
     """GUARD for a sandbox whose working folder is `workdir`: the folders it may open files in."""
     kit = sandbox.kit_folder()
     own = [os.path.realpath(p) for p in (workdir, scratch)]
-    fenced = [str(Path(*Path(own[0]).parts[:3]))] if len(Path(own[0]).parts) > 3 else []  # /tmp/grading-…
+    kits = [*sandbox.python_folders(), kit]
     roots = [*own, "/tmp", "/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/lib64", "/bin", "/sbin"]
-    roots += [str(p) for p in sandbox.python_folders()] + [str(kit)]
+    roots += [str(p) for p in kits]
+    top = Path(*Path(own[0]).parts[:3])  # the grader's temporary folder around the learner's copy
+    fenced = [str(top)] if top != Path(own[0]) and not any(p.is_relative_to(top) for p in kits) else []
     hidden = str(kit / "course" / sandbox.HIDDEN)
     said = {"roots": roots, "kit_hidden": hidden, "fenced": fenced, "own": own}
     return GUARD.format(helper=REACHED_HELPER, hidden=REACHED_HIDDEN, **said)
