@@ -36,8 +36,8 @@ from agentlab.course.grading import clean
 RULE = (
     "Ranked by accuracy on the held-out tasks. Entries whose accuracy is non-inferior to the "
     f"tier's leader at a margin of {100 * MARGIN:.0f} points (paired 95% interval) are tied, and a "
-    "tier is ordered by cost per task (cheaper first). Each learner's latest graded submission "
-    "counts; every graded submission is counted."
+    "tier is ordered by cost per task (cheaper first; equal costs by name). Each learner's latest "
+    "graded submission counts; every graded submission is counted."
 )
 
 
