@@ -28,11 +28,11 @@ def my_team(task, setup):
     return reference_team(task, setup)
 """
 
-# Self-consistency: the reference three times, each asked a little differently (so the simulator's
-# slips are drawn afresh), and the answer most of them give.
+# Self-consistency: the reference asked again a little differently (so the simulator's slips are
+# drawn afresh), a third time when the two disagree and the budget allows, and the answer most gave.
 BETTER = """import dataclasses
 from collections import Counter
-from agentlab.capstone import reference_team
+from agentlab.capstone import BUDGET_PER_TASK, reference_team
 
 class Nudged:
     def __init__(self, llm, k):
@@ -41,9 +41,14 @@ class Nudged:
         return self.llm.complete(system=system + f"\\n(Attempt {self.k}.)", **request)
 
 def my_team(task, setup):
-    setups = [dataclasses.replace(setup, llm=Nudged(setup.llm, k)) for k in range(3)]
-    answers = [reference_team(task, each).answer for each in setups]
-    said = Counter(a for a in answers if a)
+    runs = []
+    for k in range(3):
+        if len(runs) == 2 and runs[0].answer == runs[1].answer:
+            break
+        if runs and sum(r.cost for r in runs) * (len(runs) + 1) / len(runs) > 0.8 * BUDGET_PER_TASK:
+            break
+        runs.append(reference_team(task, dataclasses.replace(setup, llm=Nudged(setup.llm, k))))
+    said = Counter(r.answer for r in runs if r.answer)
     return said.most_common(1)[0][0] if said else None
 """
 

@@ -33,7 +33,7 @@ from typing import Any
 
 from agentlab.budget import spent
 from agentlab.course import sandbox, wire
-from agentlab.course.forbidden import kit_without
+from agentlab.course.forbidden import _emptied, kit_without
 from agentlab.course.grading import Graded, Result, clean, learner_copy, learner_of
 from agentlab.course.session import LearnerRef, Session
 from agentlab.llm.base import Completion, ModelError, PaidError, Tool
@@ -47,6 +47,9 @@ HELPERS = [  # absent in the capstone's sandbox: they would answer without the g
     "agentlab.world.solver:turn_reply",
     "agentlab.world.plans:plan_reply",
     "agentlab.world.tasks:gold_answer",
+    "agentlab.world.capstone:gold",  # the capstone family's gold answers, where the kit has them
+    "agentlab.world.capstone_model:answer",
+    "agentlab.world.capstone_model:plan",
 ]
 REACHED_HIDDEN, REACHED_HELPER = 86, 87  # the guard's exit codes
 STATUSES = {
@@ -153,12 +156,26 @@ def _plain(value: Any, depth: int = 0) -> bool:
 # --- the sandbox ----------------------------------------------------------------------------------
 
 
+def present(helpers: list[str]) -> list[str]:
+    """The helpers of `helpers` this kit has (a module of the capstone family may not be there yet)."""
+    found = []
+    for helper in helpers:
+        module, path = helper.split(":")
+        source = sandbox.kit_folder().joinpath(*module.split(".")[1:]).with_suffix(".py")
+        try:
+            _emptied(source.read_text(encoding="utf-8"), path, EXERCISE)
+        except (OSError, LookupError):
+            continue
+        found.append(helper)
+    return found
+
+
 class CapstoneSession(Session):
     """A grading sandbox whose kit lacks HELPERS and records a reach for them (see GUARD)."""
 
     def make_kit(self, into: Path) -> Path:
         kit = kit_without(self.forbidden, sandbox.kit_folder(), into)
-        for helper in HELPERS:
+        for helper in self.forbidden[EXERCISE]:
             module = helper.split(":")[0].split(".")[1:]
             source = kit.joinpath(*module).with_suffix(".py")
             text = source.read_text(encoding="utf-8")
@@ -272,7 +289,7 @@ def run_submission(code: list[str], workdir: Path, timeout: float, task_seconds:
 
     tasks = hidden.held_out()
     reference = reference_run(tasks)
-    session = CapstoneSession(["", *code, ANSWER], workdir, {EXERCISE: HELPERS})
+    session = CapstoneSession(["", *code, ANSWER], workdir, {EXERCISE: present(HELPERS)})
     session.cells[0] = guard_cell(workdir, session.scratch)
     try:
         ran = session.run(timeout, numbers=[0, *range(len(code)), len(code)])
