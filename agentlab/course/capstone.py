@@ -67,6 +67,7 @@ STATUSES = {
     "another set": "graded on another held-out set than the board's latest entries",
 }
 ANSWER_NAME = "agentlab_capstone_answer"
+ANSWER_CHARS = 2000  # of an answer, checked against the gold one (a longer one is cut here)
 
 
 def is_capstone(path: Path | str) -> bool:
@@ -304,6 +305,10 @@ def run_submission(code: list[str], workdir: Path, timeout: float, task_seconds:
             answer = session.get(ANSWER_NAME)
         except NameError:
             return {"status": "no my_team", "detail": STATUSES["no my_team"], "reference": reference}
+        except Exception as error:  # the kernel ended after its cells (a thread of the learner's, say)
+            session.close(grace=2.0)
+            status = _exit_status(session, "")
+            return {"status": status, "detail": clean(f"{STATUSES[status]}: {error}"), "reference": reference}
         if type(team) is not LearnerRef or type(answer) is not LearnerRef:
             return {"status": "no my_team", "detail": "my_team is not a function", "reference": reference}
         model = GraderModel(hidden.grader_llm(), BUDGET_PER_TASK)
@@ -345,7 +350,7 @@ def run_tasks(
             value, _ = session.peer.ask(
                 ("answer", answer.number, (public(task), model), {}), task_seconds + 10
             )
-            given = value if type(value) is str else None
+            given = value[:ANSWER_CHARS] if type(value) is str else None
         except TaskEnded:
             found |= {
                 "status": "over budget",
