@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from agentlab.course import intake
+from agentlab.course import capstone, intake
 from agentlab.course.grading import (
     NOTEBOOKS,
     RERUNS,
@@ -52,7 +52,7 @@ def learners(paths: Sequence[str]) -> dict[str, str]:
     names = {}
     for path, folder in folders.items():
         own = folder.relative_to(common).as_posix() if folder.is_relative_to(common) else folder.name
-        if Path(path).name.startswith(tuple(f"{n}_" for n in NOTEBOOKS)):
+        if Path(path).name.startswith(tuple(f"{n}_" for n in (*NOTEBOOKS, capstone.NUMBER))):
             names[path] = own or folder.name
         else:
             stem = Path(path).stem
@@ -87,10 +87,13 @@ def grade_all(
     results: Path | None = RESULTS,
     jobs: int = 1,
     progress: Callable[[Graded, bool], None] | None = None,
+    task_seconds: float = capstone.TASK_SECONDS,
 ) -> list[Graded]:
     """Grade every notebook, each in its own child; resume from `results` (None: keep nothing).
     A path may be an archive of a learner's folder (`intake` unpacks it); a notebook that is a link
-    is not graded and gets a line per exercise saying so."""
+    is not graded and gets a line per exercise saying so. A capstone notebook (`12_capstone.ipynb`)
+    is graded on the held-out tasks (`capstone`, each at most `task_seconds`), and every capstone
+    submission graded is also appended to the capstone log beside `results` (the leaderboard's)."""
     done = load(results) if results else {}
     if results:
         results.parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +104,7 @@ def grade_all(
         if each.refused:  # a link, or an archive that cannot be unpacked safely: never run
             graded = refused_submission(each)
         else:
-            graded = done[key] if resumed else in_child(each.file, timeout, root)
+            graded = done[key] if resumed else in_child(each.file, timeout, root, task_seconds)
         graded.path, graded.learner = each.path, names[stand_in(each)]
         if not resumed and results and not each.refused:
             row = {"path": key[0], "fingerprint": key[1], "graded": to_json(graded)}
@@ -109,6 +112,8 @@ def grade_all(
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
+            if isinstance(graded, capstone.CapstoneGraded) and graded.capstone:  # not a grader failure
+                log_submission(results, row)
         if progress:
             progress(graded, resumed)
         return graded
@@ -132,16 +137,22 @@ def refused_submission(each: Submission) -> Graded:
     return Graded(each.path, "", not_graded(required, each.refused), broken=each.refused)
 
 
-def in_child(path: str, timeout: float, root: str | None) -> Graded:
+def in_child(
+    path: str, timeout: float, root: str | None, task_seconds: float = capstone.TASK_SECONDS
+) -> Graded:
     """Grade one notebook in a child process; whatever happens to the child, a result.
 
     Children are forked from a server that has imported the grader and every notebook's checks once
     (multiprocessing's forkserver), so a child starts in milliseconds, not seconds."""
     required = exercises_of(number) if (number := notebook_number(path)) else []
     allowance = (RERUNS + 2 + len(required)) * timeout + 300  # runs of the cells, restarts, then the cases
+    if capstone.is_capstone(path):  # its cells, then its tasks, each at most `timeout`
+        required, allowance = [capstone.EXERCISE], 2 * timeout + task_seconds + 300
     folder = tempfile.mkdtemp(prefix="agentlab-grade-")
     receiver, sender = _CONTEXT.Pipe(duplex=False)
-    child = _CONTEXT.Process(target=_child, args=(path, timeout, root, sender, folder), daemon=True)
+    child = _CONTEXT.Process(
+        target=_child, args=(path, timeout, root, sender, folder, task_seconds), daemon=True
+    )
     child.start()
     sender.close()
     try:
@@ -160,10 +171,13 @@ def in_child(path: str, timeout: float, root: str | None) -> Graded:
     return Graded(path, "", not_graded(required, why), broken=why)
 
 
-def _child(path: str, timeout: float, root: str | None, sender, folder: str) -> None:
+def _child(path: str, timeout: float, root: str | None, sender, folder: str, task_seconds: float) -> None:
     _die_with_parent()
     tempfile.tempdir = folder  # the learner's copy and the scratch folders: removed by the batch
-    graded = grade(path, timeout=timeout, root=root)
+    if capstone.is_capstone(path):
+        graded = capstone.grade(path, timeout=timeout, task_seconds=task_seconds)
+    else:
+        graded = grade(path, timeout=timeout, root=root)
     sender.send(json.dumps(to_json(graded), ensure_ascii=False))
     sender.close()
 
@@ -190,17 +204,37 @@ def _die_with_parent() -> None:
 
 
 def to_json(graded: Graded) -> dict:
-    return {
+    data = {
         "path": graded.path,
         "learner": graded.learner,
         "broken": clean(graded.broken),
         "results": [[r.exercise, r.status, r.detail] for r in graded.results],
     }
+    if isinstance(graded, capstone.CapstoneGraded):
+        data["capstone"] = graded.capstone  # the grader's own numbers, for the leaderboard
+    return data
 
 
 def from_json(data: dict) -> Graded:
     results = [Result(str(e), str(s), str(d)) for e, s, d in data["results"]]
-    return Graded(str(data["path"]), str(data["learner"]), results, clean(str(data["broken"])))
+    fields = (str(data["path"]), str(data["learner"]), results, clean(str(data["broken"])))
+    if isinstance(data.get("capstone"), dict):
+        return capstone.CapstoneGraded(*fields, capstone=data["capstone"])
+    return Graded(*fields)
+
+
+def capstone_log(results: Path) -> Path:
+    """Where every graded capstone submission is kept, beside the results file: never rewritten,
+    never removed by --fresh, so the leaderboard counts every submission."""
+    return results.with_name("capstone.jsonl")
+
+
+def log_submission(results: Path, row: dict) -> None:
+    """Append one graded capstone submission to the capstone log (one flushed line)."""
+    with open(capstone_log(results), "a", encoding="utf-8") as out:
+        out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,8 @@
 `agentlab doctor` says whether this machine is ready for the course,
 `agentlab serve` runs the simulator behind Anthropic's Messages API on 127.0.0.1,
 `agentlab course build` writes the exercises from their solutions,
-`agentlab course grade` grades learners' exercise notebooks, each in a sandbox, and
+`agentlab course grade` grades learners' exercise notebooks, each in a sandbox (and capstone
+notebooks on the held-out tasks), `agentlab course leaderboard` ranks the capstone submissions, and
 `agentlab course release DIR` writes the kit learners get (no solutions, grading cases or keys)."""
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ def course_command(args: argparse.Namespace) -> int:
         return release_command(args)
     if args.action == "export":
         return export_command(args)
+    if args.action == "leaderboard":
+        return leaderboard_command(args)
     try:
         stale = exercises.build(args.root, write=args.action == "build", only=args.notebooks or None)
     except exercises.CourseError as e:
@@ -181,6 +184,9 @@ def grade_command(args: argparse.Namespace) -> int:
     if args.timeout <= 0 or args.jobs < 1:
         print("error: --timeout must be a positive number of seconds, --jobs at least 1", file=sys.stderr)
         return 2
+    if args.task_timeout <= 0:
+        print("error: --task-timeout must be a positive number of seconds", file=sys.stderr)
+        return 2
     try:
         sandbox.ready()
     except sandbox.SandboxUnavailable as e:
@@ -198,7 +204,9 @@ def grade_command(args: argparse.Namespace) -> int:
         elif not quiet:
             print(f"graded {graded.path}", file=sys.stderr, flush=True)
 
-    graded = batch.grade_all(args.notebooks, args.timeout, args.root, results, args.jobs, progress)
+    graded = batch.grade_all(
+        args.notebooks, args.timeout, args.root, results, args.jobs, progress, args.task_timeout
+    )
     if resumed and not quiet:
         print(
             f"{len(resumed)} notebook(s) already graded in {results}, not graded again (--fresh to regrade)",
@@ -214,6 +222,31 @@ def grade_command(args: argparse.Namespace) -> int:
             with open(target, "w", encoding="utf-8", newline="") as f:
                 f.write(write(graded))
     return 0 if gradebook.all_passed(graded) else 1
+
+
+def leaderboard_command(args: argparse.Namespace) -> int:
+    """The capstone leaderboard from the grader's capstone log (beside --results): printed, and
+    written as HTML (--html) and CSV (--csv) when asked ("-": to stdout, alone)."""
+    from agentlab.course import batch, leaderboard
+
+    if args.notebooks:
+        print("error: the leaderboard reads the grader's results only: name no notebooks", file=sys.stderr)
+        return 2
+    log = batch.capstone_log(Path(args.results))
+    if not log.exists():  # an empty board, and why
+        print(
+            f"no capstone submission graded yet (no {log}): agentlab course grade writes it", file=sys.stderr
+        )
+    board = leaderboard.board(log)
+    outputs = {args.html: leaderboard.to_html, args.csv: leaderboard.to_csv}
+    if "-" not in outputs:
+        print(leaderboard.to_text(board))
+    for target, write in outputs.items():
+        if target == "-":
+            sys.stdout.write(write(board))
+        elif target:
+            Path(target).write_text(write(board), encoding="utf-8")
+    return 0
 
 
 def release_command(args: argparse.Namespace) -> int:
@@ -293,7 +326,8 @@ def parser() -> argparse.ArgumentParser:
     sim.add_argument("--every", type=int, default=1, help="the fault hits every N-th request (default 1)")
     sim.add_argument("--api-key", help=argparse.SUPPRESS)  # refused: it would show in `ps`
     sim.add_argument(
-        "--api-key-file", metavar="PATH",
+        "--api-key-file",
+        metavar="PATH",
         help="accept only the key in this file (default: $AGENTLAB_SERVE_API_KEY; else any key)",
     )
     sim.add_argument(
@@ -306,12 +340,14 @@ def parser() -> argparse.ArgumentParser:
     course = commands.add_parser("course", help="generate exercises from solutions; grade notebooks")
     course.add_argument(
         "action",
-        choices=("build", "check", "grade", "release", "export"),
+        choices=("build", "check", "grade", "release", "export", "leaderboard"),
         help="build: write; check: compare; grade: run in a sandbox; release: write the learners' kit to "
-        "DIR; export nbgrader DIR: the exercises as an nbgrader course",
+        "DIR; export nbgrader DIR: the exercises as an nbgrader course; leaderboard: rank the capstone "
+        "submissions graded",
     )
     course.add_argument(
-        "notebooks", nargs="*",
+        "notebooks",
+        nargs="*",
         help="grade: learners' notebooks, or archives of their folders (.zip, .tar.gz); "
         "build/check: only these (e.g. 03)",
     )
@@ -319,13 +355,23 @@ def parser() -> argparse.ArgumentParser:
     course.add_argument(
         "--timeout", type=float, default=300, help="grade: seconds each notebook may run (default 300)"
     )
-    course.add_argument("--csv", help="grade: also write a CSV gradebook to this file ('-': stdout)")
+    course.add_argument(
+        "--csv", help="grade, leaderboard: also write a CSV gradebook or board to this file ('-': stdout)"
+    )
+    course.add_argument("--html", help="leaderboard: also write the board as an HTML page ('-': stdout)")
+    course.add_argument(
+        "--task-timeout",
+        type=float,
+        default=30,
+        help="grade: seconds a capstone team may take on one held-out task (default 30)",
+    )
     course.add_argument("--json", help="grade: also write the results as JSON to this file ('-': stdout)")
     course.add_argument(
         "--results",
         default=".agentlab/grades.jsonl",
         help="grade: each result is kept here as it comes, and a batch started again resumes from it "
-        "(default .agentlab/grades.jsonl; '-': keep nothing)",
+        "(default .agentlab/grades.jsonl; '-': keep nothing); capstone submissions also go to "
+        "capstone.jsonl beside it, which the leaderboard reads",
     )
     course.add_argument("--fresh", action="store_true", help="grade: forget the results file and regrade all")
     course.add_argument("--jobs", type=int, default=1, help="grade: notebooks graded at once (default 1)")

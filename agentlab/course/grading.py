@@ -125,7 +125,7 @@ def notebook_number(path: Path | str) -> str | None:
 def learner_of(path: Path | str) -> str:
     """Who a notebook belongs to: its folder for `alice/06_….ipynb`, else the file's own name."""
     path = Path(path)
-    if path.name.startswith(tuple(f"{n}_" for n in NOTEBOOKS)):
+    if path.name.startswith(tuple(f"{n}_" for n in (*NOTEBOOKS, "12"))):  # 12: the capstone
         return path.resolve().parent.name or path.stem
     return path.stem
 

@@ -107,7 +107,7 @@ class Session:
         kit = None
         if self.forbidden:
             self.kit = Path(tempfile.mkdtemp(prefix="agentlab-kit-"))
-            kit = kit_without(self.forbidden, sandbox.kit_folder(), self.kit)
+            kit = self.make_kit(self.kit)
         with sandbox.Box(self.workdir, [self.scratch], kit=kit) as box:
             self.process = subprocess.Popen(
                 box.command(argv),
@@ -121,6 +121,10 @@ class Session:
         os.close(kernel_out)
         self.peer = wire.Peer(grader_in, grader_out, "G", self._learner_ref, _learner_number)
         self._fds = (grader_in, grader_out)
+
+    def make_kit(self, into: Path) -> Path:
+        """The kit this sandbox sees, made in `into`: a copy without the forbidden helpers."""
+        return kit_without(self.forbidden, sandbox.kit_folder(), into)
 
     def close(self, grace: float = 0.0) -> None:
         """Stop the sandbox (after `grace` seconds for one that is ending by itself)."""
