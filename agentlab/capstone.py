@@ -51,7 +51,10 @@ from agentlab.world.capstone import CONVERT_TOOL, convert, make_capstone_tasks
 BUDGET_PER_TASK = 0.05  # USD: over twice what the reference spends on its dearest dev task
 DEV_SEED = 12
 ERROR_RATE = 0.15  # the capstone's simulated model slips on this share of its calls (the large model)
-MARGIN = 0.05  # non-inferiority: a team may lose at most 5 points of accuracy to be "as good"
+# Non-inferiority: a team may lose at most 10 points of accuracy to the reference (or the best) and
+# still count as "as good". Wide enough that two teams right on the same tasks can be shown level on
+# a class-sized set (at 40 tasks their paired interval alone is about ±9 points, at 50 about ±7).
+MARGIN = 0.10
 
 
 def capstone_tasks(count: int, seed: int) -> list[Task]:

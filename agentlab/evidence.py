@@ -205,6 +205,7 @@ class PairedCost:
     level: float = 0.95
 
     difference = property(lambda self: self.mean_a - self.mean_b)
+    lower = property(lambda self: {"$": "cheaper", "s": "faster"}.get(self.unit, "lower"))  # on a task
     ratio = property(lambda self: self.mean_a / self.mean_b if self.mean_b else math.inf)
 
     def _amount(self, x: float, signed: bool = False) -> str:
@@ -215,7 +216,7 @@ class PairedCost:
         low, high = self.interval
         return (
             f"per task {self._amount(self.mean_a)} vs {self._amount(self.mean_b)} ({self.ratio:.2f}×); "
-            f"paired: {self.a} cheaper on {self.a_cheaper}, {self.b} on {self.b_cheaper}, "
+            f"paired: {self.a} {self.lower} on {self.a_cheaper}, {self.b} on {self.b_cheaper}, "
             f"sign test {_p_text(self.p_value)}; difference {self._amount(self.difference, True)} "
             f"[{level_text(self.level)} CI {self._amount(low, True)} to {self._amount(high, True)}]"
         )

@@ -153,6 +153,13 @@ def test_paired_cost_by_hand():
     assert str(result).startswith("per task $2.00000 vs $1.66667 (1.20×); paired: A cheaper on 1, B on 1")
 
 
+def test_paired_seconds_say_faster_and_tokens_lower_never_cheaper():
+    seconds = paired_cost([1.0, 2.0, 3.0], [2.0, 2.0, 1.0], ("A", "B"), unit="s")
+    assert "paired: A faster on 1, B on 1" in str(seconds)
+    tokens = paired_cost([1.0, 2.0, 3.0], [2.0, 2.0, 1.0], ("A", "B"), unit="tokens")
+    assert "paired: A lower on 1, B on 1" in str(tokens)
+
+
 def test_paired_cost_interval_is_nearly_the_normal_one_at_large_n():
     gaps = [(-1.0) ** i * (i % 7) + 0.5 for i in range(400)]
     a, b = [10.0 + g for g in gaps], [10.0] * 400

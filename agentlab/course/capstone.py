@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlab.budget import spent
+from agentlab.capstone import MARGIN  # the notebook's margin is the grade's
 from agentlab.course import sandbox, wire
 from agentlab.course.forbidden import _emptied, kit_without
 from agentlab.course.grading import Graded, Result, clean, learner_copy, learner_of
@@ -40,10 +41,6 @@ from agentlab.llm.base import Completion, ModelError, PaidError, Tool
 
 NUMBER = "12"
 EXERCISE = "12.capstone"  # its one line in the gradebook
-# Accuracy a team may lose to the best (or the reference) and still count as level: 10 points, since
-# with 50 held-out tasks the paired interval is about ±6 points even for two teams that agree on
-# every task, so the notebook's 5 points (agentlab.capstone.MARGIN, for a dev set) could never tie.
-MARGIN = 0.10
 TASK_SECONDS = 30.0  # wall clock for one held-out task, the grader's model calls included
 HELPERS = [  # absent in the capstone's sandbox: they would answer without the grader's model
     "agentlab.llm.simulated:SimulatedLLM.complete",

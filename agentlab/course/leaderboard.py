@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentlab.course.capstone import MARGIN, STATUSES
+from agentlab.capstone import MARGIN
+from agentlab.course.capstone import STATUSES
 from agentlab.course.gradebook import PATH_CHARS, _safe_cell
 from agentlab.course.grading import clean
 
