@@ -39,6 +39,7 @@ from agentlab.world.tasks import (
     Phrase,
     Task,
     parse_phrase,
+    relation_walk,
     render_phrase,
     resolve,
 )
@@ -257,23 +258,15 @@ FAMILIES = ("convert", "margin", "conditional")
 
 def convert_task(rng: random.Random, hops: int, task_id: str) -> CapstoneTask:
     """A chain of `hops` lookups ending in a quantity with a unit, then a conversion."""
-    for _ in range(1000):  # a random walk along relations, as `world.tasks.chain_task` takes
-        entity = rng.choice(list(ENTITIES.values()))
-        phrase: Phrase = Name(entity.name)
-        seen = {entity.name}
-        for _hop in range(hops - 1):
-            options = [a for a in KINDS[entity.kind] if a in RELATIONS and entity.attributes[a] not in seen]
-            if not options:
-                break
-            attribute = rng.choice(options)
-            phrase, entity = AttributeOf(attribute, phrase), ENTITIES[entity.attributes[attribute]]
-            seen.add(entity.name)
-        else:
-            units = [a for a in KINDS[entity.kind] if a in UNIT_OF]
-            if units:
-                attribute = rng.choice(units)
-                q = Convert(AttributeOf(attribute, phrase), rng.choice(TARGETS[UNIT_OF[attribute]]))
-                return _task(task_id, "convert", q, hops)
+    for _ in range(1000):  # walks until one ends on an entity with a quantity that has a unit
+        if (walked := relation_walk(rng, hops)) is None:
+            continue
+        phrase, entity, _seen = walked
+        units = [a for a in KINDS[entity.kind] if a in UNIT_OF]
+        if units:
+            attribute = rng.choice(units)
+            q = Convert(AttributeOf(attribute, phrase), rng.choice(TARGETS[UNIT_OF[attribute]]))
+            return _task(task_id, "convert", q, hops)
     raise RuntimeError(f"could not build a conversion after {hops} hops")  # pragma: no cover
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from agentlab.prompts import RESULT_TO_REPORT
 from agentlab.valid import number
-from agentlab.world.data import ENTITIES, KINDS, QUANTITIES, RELATIONS
+from agentlab.world.data import ENTITIES, KINDS, QUANTITIES, RELATIONS, Entity
 from agentlab.world.tools import calculate, format_number, lookup
 
 
@@ -309,23 +309,30 @@ def single_task(rng: random.Random, task_id: str = "t1") -> Task:
     return _task(task_id, "single", Lookup(phrase), 1)
 
 
+def relation_walk(rng: random.Random, hops: int) -> tuple[Phrase, Entity, set[str]] | None:
+    """A random walk of `hops - 1` relations from a random entity that never revisits one: the
+    phrase naming where it ends, that entity, and every name on the way; None at a dead end."""
+    entity = rng.choice(list(ENTITIES.values()))
+    phrase: Phrase = Name(entity.name)
+    seen = {entity.name}
+    for _hop in range(hops - 1):
+        options = [a for a in KINDS[entity.kind] if a in RELATIONS and entity.attributes[a] not in seen]
+        if not options:
+            return None
+        attribute = rng.choice(options)
+        phrase = AttributeOf(attribute, phrase)
+        entity = ENTITIES[entity.attributes[attribute]]
+        seen.add(entity.name)
+    return phrase, entity, seen
+
+
 def chain_task(rng: random.Random, hops: int, task_id: str = "t1") -> Task:
     """A chain of `hops` dependent lookups: each one needs the answer of the one before."""
     if hops < 1:
         raise ValueError(f"a chain needs at least one hop, got {hops}")
-    for _ in range(1000):  # a random walk along relations that never revisits an entity
-        entity = rng.choice(list(ENTITIES.values()))
-        phrase: Phrase = Name(entity.name)
-        seen = {entity.name}
-        for _hop in range(hops - 1):
-            options = [a for a in KINDS[entity.kind] if a in RELATIONS and entity.attributes[a] not in seen]
-            if not options:
-                break
-            attribute = rng.choice(options)
-            phrase = AttributeOf(attribute, phrase)
-            entity = ENTITIES[entity.attributes[attribute]]
-            seen.add(entity.name)
-        else:
+    for _ in range(1000):  # walks until one does not run into a dead end
+        if (walked := relation_walk(rng, hops)) is not None:
+            phrase, entity, seen = walked
             last = [a for a in KINDS[entity.kind] if entity.attributes[a] not in seen]
             return _task(task_id, "chain", Lookup(AttributeOf(rng.choice(last), phrase)), hops)
     raise RuntimeError(f"could not build a chain of {hops} hops")  # pragma: no cover
