@@ -247,11 +247,12 @@ def test_a_wrong_model_name_gets_a_hint():
 
 
 def test_the_simulator_profile_names_map_to_the_two_claude_tiers():
-    api = FakeAPI(*[reply([{"type": "text", "text": "ok"}]) for _ in range(2)])
+    api = FakeAPI(*[reply([{"type": "text", "text": "ok"}]) for _ in range(3)])
     llm = claude(api)
     llm.complete(system="s", messages=USER, model="sim-large")
     llm.complete(system="s", messages=USER, model="sim-small")
-    assert [b["model"] for b in api.bodies] == ["planner-model", "executor-model"]
+    llm.complete(system="s", messages=USER, model="sim-planner")  # a capstone team routes plans there
+    assert [b["model"] for b in api.bodies] == ["planner-model", "executor-model", "planner-model"]
 
 
 def test_effort_is_sent_unless_turned_off():

@@ -63,8 +63,9 @@ DEFAULT_EXECUTOR_MODEL = "claude-haiku-5-5"
 ANTHROPIC_API = "https://api.anthropic.com"
 
 
-# Calls written for the simulator may name its profiles; on Claude they mean the two tiers.
-SIMULATOR_TIERS = {"sim-large": "planner", "sim-small": "executor"}
+# Calls written for the simulator may name its profiles; on Claude they mean the two tiers (the
+# simulator's planner-trained model stands for the model the kit plans with).
+SIMULATOR_TIERS = {"sim-large": "planner", "sim-small": "executor", "sim-planner": "planner"}
 
 _KEYS: weakref.WeakKeyDictionary[AnthropicLLM, str] = weakref.WeakKeyDictionary()  # keys given in code
 
@@ -82,7 +83,8 @@ class AnthropicLLM:
     """Claude (or any server speaking Anthropic's Messages API) behind the kit's `LLM` interface.
 
     Which model answers a call: `model=` on the call if given (the simulator's names
-    "sim-large" / "sim-small" stand for the planner / executor model); otherwise the
+    "sim-large" / "sim-small" stand for the planner / executor model, "sim-planner" for the
+    planner); otherwise the
     planner model for requests with a schema (plans, replans) and the executor model
     for everything else. `client` takes a ready SDK client (e.g. `anthropic.AnthropicBedrock()`);
     `http_client` an `httpx2.Client` for the one this class builds (tests use a mock transport).
