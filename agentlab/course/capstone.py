@@ -464,12 +464,14 @@ def comparison(found: dict) -> dict:
 
 
 def summary(found: dict) -> str:
-    """One line for the gradebook: accuracy with its interval, cost and seconds against the reference."""
+    """One line for the gradebook (it fits the 110 characters a console line shows): accuracy with
+    its interval, whether it is within MARGIN of the reference, cost and model seconds per task."""
     seen = comparison(found)
     low, high = seen["interval"]
-    acc = seen["accuracy"]
+    acc, cost, seconds = seen["accuracy"], seen["cost"], seen["seconds"]
+    level = "within" if seen["kept"].kept else "not shown within"
     return (
-        f"{acc.a_right}/{acc.tasks} right (95% CI {100 * low:.0f}-{100 * high:.0f}%), reference "
-        f"{acc.b_right}; {seen['kept'].verdict}; ${seen['cost'].mean_a:.5f} per task vs "
-        f"${seen['cost'].mean_b:.5f}; {seen['seconds'].mean_a:.1f} model s vs {seen['seconds'].mean_b:.1f}"
+        f"{acc.a_right}/{acc.tasks} right [{100 * low:.0f}-{100 * high:.0f}%], reference {acc.b_right}, "
+        f"{level} {100 * MARGIN:.0f} pts; ${cost.mean_a:.5f} vs ${cost.mean_b:.5f}, "
+        f"{seconds.mean_a:.1f} vs {seconds.mean_b:.1f} model s a task"
     )
