@@ -12,16 +12,16 @@ import os
 import sys
 from functools import partial
 
-import mcp_types as types
-from mcp.server.lowlevel.server import Server
-
-from agentlab.interop.mcp import _mcp_tool, exit_at_once, serve, world_tools
-
 
 def main(mode: str, http: int | None = None, json_body: bool = False) -> None:
     if mode == "mute":  # reads what the client sends, never answers, ends when its stdin closes
-        sys.stdin.buffer.read()
+        sys.stdin.buffer.read()  # (before importing the SDK and the kit: a second of CPU it never uses)
         return
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+
+    from agentlab.interop.mcp import _mcp_tool, serve, world_tools
+
     calculate = next(o for o in world_tools() if o.spec.name == "calculate")
 
     async def tools(ctx, params):
@@ -46,4 +46,7 @@ def main(mode: str, http: int | None = None, json_body: bool = False) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], int(sys.argv[3]) if sys.argv[2:3] == ["--http"] else None, "--json" in sys.argv)
-    exit_at_once()
+    if sys.argv[1] != "mute":  # the mute one imported nothing to tear down
+        from agentlab.interop.mcp import exit_at_once
+
+        exit_at_once()
