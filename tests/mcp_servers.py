@@ -4,24 +4,25 @@ Each is a real MCP server (the official SDK, over stdio) offering one tool, `cal
 misbehaves when called: `dies` (the process exits mid-call), `hangs` (never answers), `malformed`
 (an answer that does not match the output schema), `large` (answers as many characters as the
 expression says, at once). `mute` never answers the client's initialize at all. `MODE --http PORT`
-serves the same over streamable HTTP (0: any free port, printed as the world server prints it),
-answering with server-sent events, or with one JSON body each with `--json`."""
+serves the same over streamable HTTP (0: any free port, printed as the world server prints it):
+at /mcp answering with server-sent events, at /json with one JSON body each (one process for both,
+as each start costs a CPU-second of imports)."""
 
 import asyncio
 import os
 import sys
-from functools import partial
-
-import mcp_types as types
-from mcp.server.lowlevel.server import Server
-
-from agentlab.interop.mcp import _mcp_tool, exit_at_once, serve, world_tools
+from contextlib import AsyncExitStack, asynccontextmanager
 
 
-def main(mode: str, http: int | None = None, json_body: bool = False) -> None:
+def main(mode: str, http: int | None = None) -> None:
     if mode == "mute":  # reads what the client sends, never answers, ends when its stdin closes
-        sys.stdin.buffer.read()
+        sys.stdin.buffer.read()  # (before importing the SDK and the kit: a second of CPU it never uses)
         return
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+
+    from agentlab.interop.mcp import _mcp_tool, serve, world_tools
+
     calculate = next(o for o in world_tools() if o.spec.name == "calculate")
 
     async def tools(ctx, params):
@@ -39,11 +40,35 @@ def main(mode: str, http: int | None = None, json_body: bool = False) -> None:
         return types.CallToolResult(content=[], structured_content={"result": 42})  # malformed
 
     server = Server(mode, on_list_tools=tools, on_call_tool=misbehave)
-    if json_body:  # answer each request with one JSON body, not a stream of server-sent events
-        server.streamable_http_app = partial(server.streamable_http_app, json_response=True)
+    if http is not None:
+        server.streamable_http_app = both_bodies(server.streamable_http_app)
     serve(server, http=http)
 
 
+def both_bodies(streamable_http_app):
+    """The SDK's app factory made to serve two apps at once: at /mcp server-sent events, as it does,
+    and at /json one JSON body per request; each runs its own session manager."""
+    from starlette.applications import Starlette
+
+    def app(**options):
+        events = streamable_http_app(**options)
+        json = streamable_http_app(**options, json_response=True, streamable_http_path="/json")
+
+        @asynccontextmanager
+        async def lifespan(whole):
+            async with AsyncExitStack() as stack:
+                for part in (events, json):
+                    await stack.enter_async_context(part.router.lifespan_context(part))
+                yield
+
+        return Starlette(routes=[*events.routes, *json.routes], lifespan=lifespan)
+
+    return app
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[3]) if sys.argv[2:3] == ["--http"] else None, "--json" in sys.argv)
-    exit_at_once()
+    main(sys.argv[1], int(sys.argv[3]) if sys.argv[2:3] == ["--http"] else None)
+    if sys.argv[1] != "mute":  # the mute one imported nothing to tear down
+        from agentlab.interop.mcp import exit_at_once
+
+        exit_at_once()

@@ -29,16 +29,21 @@ HERE = Path(__file__).parent
 MISBEHAVING = ("dies", "hangs", "malformed")  # the modes of tests/mcp_servers.py
 
 
-def connect_when_serving(server: subprocess.Popen, **options):
-    """Connect to an HTTP server started with `--http 0` once it prints where it listens (it binds
-    a free port itself: a port picked here and handed over could be taken by another process
-    while the child imports the kit and the SDK)."""
-    from agentlab.interop.mcp import connect_http
-
+def served_at(server: subprocess.Popen) -> str:
+    """Where an HTTP server started with `--http 0` listens, once it prints it (it binds a free
+    port itself: a port picked here and handed over could be taken by another process while the
+    child imports the kit and the SDK)."""
     ready, _, _ = select.select([server.stdout], [], [], 60)  # the child imports the kit first
     line = server.stdout.readline() if ready else ""
     assert line.startswith("MCP server at http://127.0.0.1:"), f"the server said {line!r}"
-    return connect_http(line.split(" at ", 1)[1].strip(), **{"timeout": 20, **options})
+    return line.split(" at ", 1)[1].strip()
+
+
+def connect_when_serving(server: subprocess.Popen, **options):
+    """Connect to an HTTP server started with `--http 0` once it says where it listens."""
+    from agentlab.interop.mcp import connect_http
+
+    return connect_http(served_at(server), **{"timeout": 20, **options})
 
 
 @pytest.fixture(scope="module")
@@ -260,31 +265,40 @@ def test_a_large_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused
         assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
 
 
-@pytest.mark.parametrize("body", ["events", "json"])
-def test_a_large_http_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused_saying_so(body, caplog):
-    # The SDK capped an event stream at 1 MiB (a 1 MB answer failed) and read a JSON body whole
-    from agentlab.interop.mcp import MCPFailed
-
-    flags = ["--json"] if body == "json" else []
-    command = [sys.executable, str(HERE / "mcp_servers.py"), "large", "--http", "0", *flags]
+@pytest.fixture(scope="module")
+def large_http():
+    """The large answers' server over HTTP, where it answers with server-sent events (/mcp) and
+    where with one JSON body each (/json): one process for both bodies."""
+    command = [sys.executable, str(HERE / "mcp_servers.py"), "large", "--http", "0"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:
-        with connect_when_serving(server, limit=8 * 2**20) as client:
-            client.call("calculate", {"expression": "10"})  # warm: the first call sets things up
-            seconds = {}
-            for size in (1_000_000, 4_000_000):
-                began = time.perf_counter()
-                assert len(client.call("calculate", {"expression": str(size)})) == size
-                seconds[size] = time.perf_counter() - began
-            assert seconds[4_000_000] < 8 * max(seconds[1_000_000], 0.05)  # 4x the text: not 16x the time
-            refused = r"the answer is over the 8 MB limit on one message \(limit=\)$"  # as over stdio
-            with pytest.raises(MCPFailed, match=refused):
-                client.call("calculate", {"expression": str(9 * 2**20)})
-            assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
+        url = served_at(server)
+        yield {"events": url, "json": url.removesuffix("/mcp") + "/json"}
     finally:
         server.kill()
         server.wait(10)
         server.stdout.close()
+
+
+@pytest.mark.parametrize("body", ["events", "json"])
+def test_a_large_http_answer_is_read_in_linear_time_and_one_over_the_limit_is_refused_saying_so(
+    body, large_http, caplog
+):
+    # The SDK capped an event stream at 1 MiB (a 1 MB answer failed) and read a JSON body whole
+    from agentlab.interop.mcp import MCPFailed, connect_http
+
+    with connect_http(large_http[body], timeout=20, limit=8 * 2**20) as client:
+        client.call("calculate", {"expression": "10"})  # warm: the first call sets things up
+        seconds = {}
+        for size in (1_000_000, 4_000_000):
+            began = time.perf_counter()
+            assert len(client.call("calculate", {"expression": str(size)})) == size
+            seconds[size] = time.perf_counter() - began
+        assert seconds[4_000_000] < 8 * max(seconds[1_000_000], 0.05)  # 4x the text: not 16x the time
+        refused = r"the answer is over the 8 MB limit on one message \(limit=\)$"  # as over stdio
+        with pytest.raises(MCPFailed, match=refused):
+            client.call("calculate", {"expression": str(9 * 2**20)})
+        assert client.call("calculate", {"expression": "5"}) == "xxxxx"  # the session goes on
     # the refusal is the call's message, not also a traceback logged by the SDK (a notebook shows it)
     assert [r.getMessage() for r in caplog.records if r.exc_info] == []
 

@@ -133,7 +133,8 @@ def test_a_kernel_in_another_environment_starts_the_usual_way():
 
 
 def test_a_zygote_that_cannot_start_leaves_kernels_to_start_fresh(tmp_path, monkeypatch):
-    (tmp_path / "ipywidgets.py").write_text("raise ImportError('a broken install')\n")
+    # the first module the zygote preloads after ipykernel: it fails before importing numpy and the rest
+    (tmp_path / "matplotlib.py").write_text("raise ImportError('a broken install')\n")
     monkeypatch.setattr(kernel_fork, "_ZYGOTE", [])
     monkeypatch.setattr(kernel_fork, "_GAVE_UP", [])
     env = dict(os.environ, PYTHONPATH=str(tmp_path))
