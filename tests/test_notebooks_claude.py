@@ -22,7 +22,8 @@ test for a notebook that calls `make_llm()` checks that some of its own did.
 Through the gateway, each notebook's calls that the server answered must all be in the ledger,
 billed to the learner, none refused. Notebook 03 runs whole, every cell, which is also the
 gateway's test of a notebook end to end (the rest of the gateway is tests/test_gateway*.py's): one
-run of 03 for both claims, where a run for each cost about 10 CPU-seconds more.
+run of 03 for both claims: a second run of it cost about 10 CPU-seconds, where the gateway in
+front of every notebook and 03's other cells add about 4.
 
 To keep the suite's time down, one kernel (notebook_code.SharedKernel) runs the notebooks one
 after another through one gateway and server; each notebook starts from an empty namespace
