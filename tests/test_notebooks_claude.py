@@ -1,6 +1,7 @@
-"""Every course notebook on the Claude path: `AGENTLAB_BACKEND=anthropic`, with `ANTHROPIC_BASE_URL`
-at an `agentlab serve` started here and `ANTHROPIC_API_KEY=test-key`, so every `make_llm()` call
-goes through the real `anthropic` SDK over real HTTP on 127.0.0.1.
+"""Every course notebook on the Claude path, as a class runs it: `AGENTLAB_BACKEND=anthropic`, with
+`ANTHROPIC_BASE_URL` at an `agentlab gateway` in front of an `agentlab serve` started here and
+`ANTHROPIC_API_KEY` a learner's gateway token, so every `make_llm()` call goes through the real
+`anthropic` SDK over real HTTP on 127.0.0.1, and is billed to the learner in the gateway's ledger.
 
 The backend is read in one place only: `agentlab.llm.backend` (`make_llm`, `choose_backend`,
 `describe_backend`), called by no module of the kit but the command line. So a notebook whose code
@@ -18,12 +19,18 @@ the simulator's stored ones, which nbval checks). Cells that build `SimulatedLLM
 stay on the simulator, so the server counts the calls that really went over HTTP, and the
 test for a notebook that calls `make_llm()` checks that some of its own did.
 
+Through the gateway, each notebook's calls that the server answered must all be in the ledger,
+billed to the learner, none refused. Notebook 03 runs whole, every cell, which is also the
+gateway's test of a notebook end to end (the rest of the gateway is tests/test_gateway*.py's): one
+run of 03 for both claims: a second run of it cost about 10 CPU-seconds, where the gateway in
+front of every notebook and 03's other cells add about 4.
+
 To keep the suite's time down, one kernel (notebook_code.SharedKernel) runs the notebooks one
-after another against one server; each notebook starts from an empty namespace (`%reset -f`), as
-in a fresh kernel but without importing the SDK again (about 3 CPU-seconds a kernel). No
-notebook sets a module's attributes or the environment, and nbval runs each in a kernel of its
-own. (Two kernels side by side, with the slices this short, cost ~4 CPU-s more and did not
-finish sooner on a busy machine.)
+after another through one gateway and server; each notebook starts from an empty namespace
+(`%reset -f`), as in a fresh kernel but without importing the SDK again (about 3 CPU-seconds a
+kernel). No notebook sets a module's attributes or the environment, and nbval runs each in a
+kernel of its own. (Two kernels side by side, with the slices this short, cost ~4 CPU-s more and
+did not finish sooner on a busy machine.)
 """
 
 from __future__ import annotations
@@ -33,12 +40,17 @@ import functools
 import os
 import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 import pytest
 from notebook_code import SharedKernel, backend_slice, code_cells
+from test_gateway import KEY, rows
 
+from agentlab.gateway.server import GatewayServer
+from agentlab.gateway.store import Ledger
+from agentlab.gateway.upstream import Upstream
 from agentlab.llm import describe_backend
 from agentlab.llm.serve import start_server
 
@@ -49,6 +61,8 @@ REACHES_A_MODEL = re.compile(r"\bmake_llm\(|\bchoose_backend\(|AnthropicLLM\(|^\
 # Where a notebook's slice starts: those, and the line that names the backend.
 READS_THE_BACKEND = re.compile(rf"{REACHES_A_MODEL.pattern}|\bdescribe_backend\(", re.M)
 CELL_SECONDS = 120  # the longest any one cell may take
+WHOLE = {"03_llm_planner.ipynb"}  # run every cell, not only the slice: see test_notebook_03_...
+LEARNER = "learner-01"  # the gateway's learner whose token the kernel has
 COLOURS = re.compile(r"\x1b\[[0-9;]*m")  # in a traceback IPython sends
 
 
@@ -67,23 +81,51 @@ def claude_environment(url: str) -> dict[str, str]:
     }
 
 
-def execute(paths: list[Path]) -> dict[str, tuple[str, int, float]]:
-    """Run the backend's slice of notebooks one after another in one kernel against one server,
-    each from an empty namespace: by name, (the error, or "" if every cell ran; the model calls the
-    server answered for it; seconds taken)."""
-    results: dict[str, tuple[str, int, float]] = {}
-    with start_server() as server:
-        kernel = SharedKernel(env=claude_environment(server.url), timeout=CELL_SECONDS)
+@dataclass
+class Ran:
+    """What one notebook's run on the Claude path did."""
+
+    error: str  # "" if every cell ran, else the error (CellExecutionError shows which cell)
+    calls: int  # the model calls the server answered for it
+    seconds: float
+    billed: dict[str, float]  # what the gateway's ledger added for the learner: calls, dollars, refusals
+    outputs: list  # the outputs its cells left
+
+
+def execute(paths: list[Path], ledger: Ledger) -> dict[str, Ran]:
+    """Run notebooks one after another in one kernel, through one gateway in front of one server,
+    each from an empty namespace (the backend's slice of each, or every cell of those in WHOLE).
+    The kernel's environment is what a learner of a class exports: the gateway's address and
+    their token. By name, what each run did."""
+    results: dict[str, Ran] = {}
+    token = ledger.add_learner(LEARNER, dollars_per_day=50.0)  # a budget, as a class sets, never reached
+    billed = ("calls", "dollars", "refusals")
+
+    def bill() -> dict[str, float]:
+        deadline = time.monotonic() + 10  # a stream is billed as it ends, just after its last event
+        while gateway.gate.running(ledger.find(token)) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        row = rows(ledger).get(LEARNER, {})
+        return {name: row.get(name, 0) for name in billed}
+
+    with start_server(api_key=KEY) as server, GatewayServer(ledger, Upstream(server.url, KEY)) as gateway:
+        env = {**claude_environment(gateway.url), "ANTHROPIC_API_KEY": token}
+        kernel = SharedKernel(env=env, timeout=CELL_SECONDS)
         try:
             for path in paths:
-                started, answered = time.perf_counter(), server.counts["answered"]
+                started, answered, before = time.perf_counter(), server.counts["answered"], bill()
+                notebook = nbformat.read(path, as_version=4)
+                cells = None if path.name in WHOLE else backend_cells(path)
                 try:
-                    kernel.run(nbformat.read(path, as_version=4), path.parent, backend_cells(path))
+                    kernel.run(notebook, path.parent, cells)
                     error = ""
                 except Exception as e:  # a cell raised (CellExecutionError shows which), or the kernel died
                     error = COLOURS.sub("", f"{type(e).__name__}: {e}")
                 calls, seconds = server.counts["answered"] - answered, time.perf_counter() - started
-                results[path.name] = error, calls, seconds
+                after = bill()
+                outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+                spent = {name: after[name] - before[name] for name in billed}
+                results[path.name] = Ran(error, calls, seconds, spent, outputs)
         finally:
             kernel.close()
     return results
@@ -104,14 +146,19 @@ def backend_cells(path: Path) -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def executed() -> dict[str, tuple[str, int, float]]:
+def executed(tmp_path_factory) -> dict[str, Ran]:
     reaching = [p for p in NOTEBOOKS if reaches_a_model(p)]
-    results = execute(reaching)
-    for name, (error, calls, seconds) in results.items():  # shown with -s: the figures for a report
+    ledger = Ledger(tmp_path_factory.mktemp("gateway") / "class.db")
+    try:
+        results = execute(reaching, ledger)
+    finally:
+        ledger.close()
+    for name, ran in results.items():  # shown with -s: the figures for a report
         path = KIT / "notebooks" / name
-        cells = f"{len(backend_cells(path))}/{len(code_cells(path))} cells"
-        state = "ERROR" if error else "ok"
-        print(f"{name:<32} {state:<5} {cells:>10} {calls:>4} calls over HTTP {seconds:5.1f} s")
+        ran_cells = len(code_cells(path)) if name in WHOLE else len(backend_cells(path))
+        cells = f"{ran_cells}/{len(code_cells(path))} cells"
+        state = "ERROR" if ran.error else "ok"
+        print(f"{name:<32} {state:<5} {cells:>10} {ran.calls:>4} calls over HTTP {ran.seconds:5.1f} s")
     return results
 
 
@@ -123,10 +170,26 @@ def test_the_notebook_runs_to_the_end_on_the_claude_backend(request, path):
         line = describe_backend(claude_environment("http://127.0.0.1:9"))
         assert line.startswith("Backend: anthropic") and "server http://127.0.0.1:9" in line
         return
-    error, calls, _ = request.getfixturevalue("executed")[path.name]
-    assert not error, f"{path.name} failed on the Claude path (through agentlab serve):\n{error}"
+    ran = request.getfixturevalue("executed")[path.name]
+    assert not ran.error, f"{path.name} failed on the Claude path (through the gateway):\n{ran.error}"
     if "make_llm(" in code(path):
-        assert calls > 0, f"{path.name} builds the active backend, yet no model call reached the server"
+        assert ran.calls > 0, f"{path.name} builds the active backend, yet no model call reached the server"
+    assert ran.billed["calls"] == ran.calls and ran.billed["refusals"] == 0, (ran.billed, ran.calls)
+
+
+def test_notebook_03_runs_end_to_end_through_the_gateway_and_its_spend_is_recorded(executed):
+    """The whole notebook, every cell, in a kernel whose environment is what a learner exports: the
+    gateway's address and their token (the kit's Claude backend, over the real SDK). Every call the
+    server answered is in the ledger, billed to the learner, and none was refused."""
+    ran = executed["03_llm_planner.ipynb"]
+    assert not ran.error, ran.error
+    errors = [o for o in ran.outputs if o.output_type == "error" or o.get("name") == "stderr"]
+    assert not errors, errors[:2]
+    assert any("Backend: anthropic" in o.get("text", "") for o in ran.outputs)
+    assert ran.billed["calls"] == ran.calls > 0 and ran.billed["dollars"] > 0 and ran.billed["refusals"] == 0
+    # 25 s on this 2-core machine when quiet (533 calls), 62 s at a load average of 8: bounded, not timed
+    assert ran.seconds < 150, f"notebook 03 took {ran.seconds:.0f} s through the gateway"
+    print(f"notebook 03 through the gateway: {ran.calls} calls, ${ran.billed['dollars']:.4f}")
 
 
 def test_no_module_of_the_kit_reaches_the_backend_but_the_command_line():
