@@ -31,6 +31,14 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
 
 
+@pytest.fixture
+def local_without_proxy(monkeypatch):
+    """127.0.0.1 is reached directly, whatever proxy the environment names (as in some CI): for the
+    modules that talk HTTP to a local server (they mark themselves with it)."""
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.setenv(name, ",".join(filter(None, ("127.0.0.1", os.environ.get(name)))))
+
+
 # `make test` hands whole files to its workers (--dist loadfile), in the order collected. Files
 # that take longest go first, so that no long file starts last and runs on alone while the other
 # workers idle. Measured worker-seconds decide the order (`pytest --durations=0`); a file not named

@@ -4,7 +4,6 @@ reporting reads and writes as the API does, and the Claude path's breakpoints ov
 from __future__ import annotations
 
 import json
-import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -25,10 +24,7 @@ from agentlab.run import orchestrate
 TOOLS, SYSTEM, FIRST = Piece(300), Piece(900, "5m"), Piece(200, "5m")
 
 
-@pytest.fixture(autouse=True)
-def local_without_proxy(monkeypatch):
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(name, ",".join(filter(None, ("127.0.0.1", os.environ.get(name)))))
+pytestmark = pytest.mark.usefixtures("local_without_proxy")  # conftest.py: 127.0.0.1 past any proxy
 
 
 def test_a_first_call_reads_the_warm_stable_prefix_writes_the_rest_and_pays_what_follows_as_input():

@@ -42,10 +42,7 @@ HELLO = {"model": "claude-haiku-5-5", "max_tokens": 200, "messages": [{"role": "
 LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-@pytest.fixture(autouse=True)
-def local_without_proxy(monkeypatch):
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(name, ",".join(filter(None, ("127.0.0.1", os.environ.get(name)))))
+pytestmark = pytest.mark.usefixtures("local_without_proxy")  # conftest.py: 127.0.0.1 past any proxy
 
 
 @pytest.fixture

@@ -22,7 +22,6 @@ from test_gateway import (
     learner,
     ledger,
     lines,
-    local_without_proxy,
     rows,
     upstream,
 )
@@ -40,7 +39,8 @@ from agentlab.llm.usage import cost, usage_report
 from agentlab.planners import LLMPlanner
 from agentlab.run import orchestrate
 
-__all__ = ["gateway", "ledger", "lines", "local_without_proxy", "upstream"]  # the fixtures, shared
+__all__ = ["gateway", "ledger", "lines", "upstream"]  # the fixtures, shared
+pytestmark = pytest.mark.usefixtures("local_without_proxy")  # conftest.py: 127.0.0.1 past any proxy
 
 
 def solve(llm, task: int = 1):

@@ -5,7 +5,6 @@ through it ends as the README says for each fault; and the command starts, logs 
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -42,11 +41,7 @@ TOOL_SPECS = [
 LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through a proxy
 
 
-@pytest.fixture(autouse=True)
-def local_without_proxy(monkeypatch):
-    """127.0.0.1 is reached directly, whatever proxy the environment names (as in some CI)."""
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(name, ",".join(filter(None, ("127.0.0.1", os.environ.get(name)))))
+pytestmark = pytest.mark.usefixtures("local_without_proxy")  # conftest.py: 127.0.0.1 past any proxy
 
 
 @pytest.fixture

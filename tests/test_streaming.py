@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 
@@ -24,10 +23,7 @@ from agentlab.world.tools import TOOLS
 TASK = world.sample_tasks()[1]
 
 
-@pytest.fixture(autouse=True)
-def local_without_proxy(monkeypatch):
-    for name in ("NO_PROXY", "no_proxy"):
-        monkeypatch.setenv(name, ",".join(filter(None, ("127.0.0.1", os.environ.get(name)))))
+pytestmark = pytest.mark.usefixtures("local_without_proxy")  # conftest.py: 127.0.0.1 past any proxy
 
 
 def requests():
